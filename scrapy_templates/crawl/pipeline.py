@@ -1,0 +1,333 @@
+"""Item pipeline that marks template pagelets on every item.
+
+Each item is answered as soon as its page is counted: one parse, one store round trip, one
+decision. The only wait is the cold start of a site: the first item of a site that the store
+knows fewer than ``TEMPLATES_BOOTSTRAP_PAGES`` pages of triggers a one-off sample of the site's
+linked pages (fetched through Scrapy's downloader, so throttling, robots.txt and the downloader
+middlewares apply), and items of that site wait for it — at most
+``TEMPLATES_BOOTSTRAP_TIMEOUT`` seconds. Items from the first seconds of a crawl are therefore
+decided on the same kind of evidence as later ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from itemadapter import ItemAdapter
+from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse, Response
+from scrapy.linkextractors import IGNORED_EXTENSIONS
+from scrapy.utils.asyncio import is_asyncio_available
+from scrapy.utils.misc import load_object
+
+from scrapy_templates.crawl.stores import build_store
+from scrapy_templates.page import Page, PageError, parse_page
+from scrapy_templates.sites import BUILTIN_SITES, SiteFunction, page_id
+from scrapy_templates.store.base import Observation, StoreError
+from scrapy_templates.store.memory import MemoryStore
+from scrapy_templates.templates.decide import Thresholds, mark_pagelets
+
+logger = logging.getLogger(__name__)
+
+_IGNORED = tuple(f".{ext}" for ext in IGNORED_EXTENSIONS)
+BOOTSTRAP_META = "templates_bootstrap"
+
+
+def _site_function(value: Any) -> SiteFunction:
+    if callable(value):
+        return value  # type: ignore[no-any-return]
+    if value in BUILTIN_SITES:
+        return BUILTIN_SITES[value]
+    func: SiteFunction = load_object(value)
+    return func
+
+
+class TemplatePipeline:
+    """Marks template pagelets (``000_…``) on items; see the module docstring for the flow."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        s = crawler.settings
+        if not s.getbool("TEMPLATES_ENABLED"):
+            raise NotConfigured("TEMPLATES_ENABLED is false")
+        algorithm = s.get("TEMPLATES_ALGORITHM")
+        if algorithm not in ("local", "global"):
+            raise NotConfigured(f"TEMPLATES_ALGORITHM must be 'local' or 'global', not {algorithm!r}")
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.use_components = algorithm == "global"
+        self.algorithm = algorithm
+        self.html_field = s.get("TEMPLATES_HTML_FIELD")
+        self.url_field = s.get("TEMPLATES_URL_FIELD")
+        self.keep_html = s.getbool("TEMPLATES_KEEP_HTML")
+        self.pagelets_field = s.get("TEMPLATES_PAGELETS_FIELD")
+        self.content_field = s.get("TEMPLATES_CONTENT_FIELD")
+        self.info_field = s.get("TEMPLATES_INFO_FIELD")
+        self.k = s.getint("TEMPLATES_LINK_THRESHOLD")
+        self.thresholds = Thresholds(s.getint("TEMPLATES_MIN_PAGES"), s.getfloat("TEMPLATES_MIN_SHARE"))
+        self.site_of = _site_function(s.get("TEMPLATES_SITE"))
+        self.bootstrap_pages = s.getint("TEMPLATES_BOOTSTRAP_PAGES")
+        self.bootstrap_timeout = s.getfloat("TEMPLATES_BOOTSTRAP_TIMEOUT")
+        self.max_bytes = s.getint("TEMPLATES_MAX_HTML_BYTES")
+        self.max_tags = s.getint("TEMPLATES_MAX_TAGS")
+        self.snippet = s.getint("TEMPLATES_SNIPPET_CHARS")
+        self.store = build_store(s)
+        self.fallback = MemoryStore()
+        self._store_down = False
+        self._bootstraps: dict[str, asyncio.Future[None]] = {}
+        self._logged_reasons: set[str] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> TemplatePipeline:
+        return cls(crawler)
+
+    async def open_spider(self, spider: Any = None) -> None:
+        if not is_asyncio_available():
+            raise RuntimeError(
+                "scrapy-templates needs the asyncio reactor: set TWISTED_REACTOR to "
+                "'twisted.internet.asyncioreactor.AsyncioSelectorReactor'"
+            )
+        await self.store.open()
+        logger.info(
+            "scrapy-templates: marking template pagelets (%s algorithm, store %s, k=%d)",
+            self.algorithm,
+            type(self.store).__name__,
+            self.k,
+        )
+
+    async def close_spider(self, spider: Any = None) -> None:
+        for task in self._bootstraps.values():
+            task.cancel()
+        await self.store.close()
+
+    async def process_item(self, item: Any, spider: Any = None) -> Any:
+        adapter = ItemAdapter(item)
+        try:
+            await self._mark(adapter)
+        except Exception as exc:  # one bad page must never lose an item or stop the crawl
+            logger.exception("scrapy-templates: could not mark %r", adapter.get(self.url_field))
+            self._skip(adapter, "internal-error", f"{type(exc).__name__}: {exc}")
+        return item
+
+    def _skip(self, adapter: ItemAdapter, reason: str, detail: str) -> None:
+        self._inc(f"templates/items_skipped/{reason}")
+        if reason not in self._logged_reasons:
+            self._logged_reasons.add(reason)
+            logger.warning(
+                "scrapy-templates: item not marked (%s: %s); such items pass on with "
+                "%s.reason=%r (logged once per reason)",
+                reason,
+                detail,
+                self.info_field,
+                reason,
+            )
+        self._set(adapter, self.info_field, {"reason": reason, "detail": detail})
+
+    def _set(self, adapter: ItemAdapter, key: str, value: Any) -> None:
+        try:
+            adapter[key] = value
+        except KeyError:
+            self._inc("templates/fields_undeclared")
+            if "undeclared" not in self._logged_reasons:
+                self._logged_reasons.add("undeclared")
+                logger.warning(
+                    "scrapy-templates: the item class %s does not declare field %r; add the "
+                    "TEMPLATES_*_FIELD names to it to receive the marks",
+                    type(adapter.item).__name__,
+                    key,
+                )
+
+    def _inc(self, key: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(key, count)
+
+    async def _mark(self, adapter: ItemAdapter) -> None:
+        url = adapter.get(self.url_field)
+        html = adapter.get(self.html_field)
+        if not isinstance(url, str) or not url:
+            self._skip(adapter, "missing-url", f"no str in field {self.url_field!r}")
+            return
+        if html is None:
+            self._skip(adapter, "missing-html", f"no field {self.html_field!r}")
+            return
+        if not isinstance(html, (str, bytes)):
+            self._skip(adapter, "bad-html", f"field {self.html_field!r} is {type(html).__name__}")
+            return
+        try:
+            page = parse_page(html, url, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags)
+        except PageError as exc:
+            self._skip(adapter, exc.reason, str(exc))
+            return
+        site = self.site_of(url)
+        pid = page_id(url)
+        fingerprints = _distinct(p.fingerprint for p in page.pagelets)
+        obs = await self._observe(site, pid, fingerprints, page)
+        if obs.pages < self.bootstrap_pages + 1 and self.bootstrap_pages > 0:
+            await self._await_bootstrap(site, page)
+            obs = await self._lookup(site, pid, fingerprints)
+        self._write(adapter, site, page, fingerprints, obs)
+
+    async def _observe(
+        self, site: str, pid: str, fingerprints: list[int], page: Page
+    ) -> Observation:
+        links = [page_id(urljoin(page.url, h)) for h in page.hrefs()] if self.use_components else []
+        store = self.fallback if self._store_down else self.store
+        try:
+            return await store.observe(
+                site,
+                pid,
+                fingerprints,
+                links,
+                content_key=page.text_hash,
+                components=self.use_components,
+            )
+        except StoreError as exc:
+            self._store_failed(exc)
+            return await self.fallback.observe(
+                site,
+                pid,
+                fingerprints,
+                links,
+                content_key=page.text_hash,
+                components=self.use_components,
+            )
+
+    async def _lookup(self, site: str, pid: str, fingerprints: list[int]) -> Observation:
+        store = self.fallback if self._store_down else self.store
+        try:
+            return await store.lookup(site, pid, fingerprints, components=self.use_components)
+        except StoreError as exc:
+            self._store_failed(exc)
+            return await self.fallback.lookup(
+                site, pid, fingerprints, components=self.use_components
+            )
+
+    def _store_failed(self, exc: Exception) -> None:
+        self._inc("templates/store_errors")
+        if not self._store_down:
+            self._store_down = True
+            logger.error(
+                "scrapy-templates: store unavailable (%s); counting in process memory from now on",
+                exc,
+            )
+
+    def _write(
+        self,
+        adapter: ItemAdapter,
+        site: str,
+        page: Page,
+        fingerprints: list[int],
+        obs: Observation,
+    ) -> None:
+        support = dict(zip(fingerprints, obs.components if self.use_components else obs.counts))
+        counts = dict(zip(fingerprints, obs.counts))
+        pagelet_fps = [p.fingerprint for p in page.pagelets]
+        flags = mark_pagelets(pagelet_fps, support, obs.pages, self.thresholds)
+        marks = []
+        content = []
+        template_chars = total_chars = 0
+        for pagelet, flag in zip(page.pagelets, flags, strict=True):
+            total_chars += len(pagelet.text)
+            if flag:
+                template_chars += len(pagelet.text)
+            elif pagelet.text:
+                content.append(pagelet.text)
+            marks.append(
+                {
+                    "path": pagelet.path,
+                    "text": pagelet.text[: self.snippet],
+                    "pages": counts.get(pagelet.fingerprint, 0),
+                    "template": flag,
+                }
+            )
+        n_template = sum(flags)
+        self._inc("templates/items_marked")
+        self._inc("templates/pagelets_template", n_template)
+        self._inc("templates/pagelets_content", len(flags) - n_template)
+        info: dict[str, Any] = {
+            "site": site,
+            "pages_seen": obs.pages,
+            "algorithm": self.algorithm,
+            "template_share": round(template_chars / total_chars, 4) if total_chars else 0.0,
+            "simhash": f"{page.simhash:016x}",
+        }
+        if page.notes:
+            info["notes"] = page.notes
+        if self._store_down:
+            info["store"] = "local-fallback"
+        self._set(adapter, self.pagelets_field, marks)
+        self._set(adapter, self.content_field, "\n".join(content))
+        self._set(adapter, self.info_field, info)
+        if not self.keep_html:
+            del adapter[self.html_field]
+
+    async def _await_bootstrap(self, site: str, page: Page) -> None:
+        task = self._bootstraps.get(site)
+        if task is None:
+            task = asyncio.ensure_future(self._sample_site(site, page))
+            self._bootstraps[site] = task
+        if task.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), self.bootstrap_timeout)
+        except asyncio.TimeoutError:
+            self._inc("templates/bootstrap_timeouts")
+
+    def _sample_urls(self, page: Page) -> list[str]:
+        """Up to ``bootstrap_pages`` distinct same-site links of ``page``, spread over the page
+        so that one navigation list does not provide them all."""
+        site = self.site_of(page.url)
+        seen = {page.url.split("#", 1)[0]}
+        candidates = []
+        for href in page.hrefs():
+            url = urljoin(page.url, href).split("#", 1)[0]
+            if url in seen or urlsplit(url).scheme not in ("http", "https"):
+                continue
+            seen.add(url)
+            if self.site_of(url) == site and not url.lower().endswith(_IGNORED):
+                candidates.append(url)
+        if len(candidates) <= self.bootstrap_pages:
+            return candidates
+        step = len(candidates) / self.bootstrap_pages
+        return [candidates[int(i * step)] for i in range(self.bootstrap_pages)]
+
+    async def _sample_site(self, site: str, page: Page) -> None:
+        urls = self._sample_urls(page)
+        self._inc("templates/bootstrap_sites")
+        logger.info("scrapy-templates: new site %s, sampling %d linked pages", site, len(urls))
+        await asyncio.gather(*(self._sample_one(site, url) for url in urls))
+
+    async def _sample_one(self, site: str, url: str) -> None:
+        engine = self.crawler.engine
+        if engine is None:
+            return
+        request = Request(url, meta={BOOTSTRAP_META: True}, dont_filter=True, priority=100)
+        try:
+            response: Response = await engine.download_async(request)
+        except Exception as exc:
+            self._inc("templates/bootstrap_errors")
+            logger.debug("scrapy-templates: bootstrap fetch of %s failed: %s", url, exc)
+            return
+        if not isinstance(response, HtmlResponse) or response.status != 200:
+            return
+        try:
+            sample = parse_page(
+                response.text, response.url, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags
+            )
+        except PageError:
+            return
+        fingerprints = _distinct(p.fingerprint for p in sample.pagelets)
+        await self._observe(site, page_id(response.url), fingerprints, sample)
+        self._inc("templates/bootstrap_pages")
+
+
+def _distinct(fingerprints: Any) -> list[int]:
+    return list(dict.fromkeys(fp for fp in fingerprints if fp))
+
+
+__all__: Sequence[str] = ["BOOTSTRAP_META", "TemplatePipeline"]

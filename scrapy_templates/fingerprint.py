@@ -1,0 +1,165 @@
+"""Token normalisation and fingerprints of pages and pagelets.
+
+Pagelet fingerprints stand in for the shingles of ``000_…`` §3.2: two pagelets share a
+fingerprint when their visible text has the same letters in the same order. Case, white space,
+punctuation and digits are ignored, so a footer's year, a hit count or "page 3 of 10" do not make
+otherwise identical template pagelets look different.
+
+The page simhash is bit-for-bit the value of ``simhash.Simhash(text).value`` (64 bits, md5 of
+lowercased 4-character windows over the word characters), so it stays comparable with anything
+computed by that package; it is computed here with a cache of window hashes and one numpy
+reduction, which is several times faster on real pages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+
+_ALPHA = re.compile(r"[^\W\d_]+")
+# The simhash package's notion of a letter: word characters plus CJK ideographs.
+_SIMHASH_LETTERS = re.compile(r"[\w\u4e00-\u9fcc]+")
+_WINDOW = 4
+_HASH_CACHE_MAX = 1 << 21
+
+
+def _letter_table() -> np.ndarray:
+    """Boolean table over the Basic Multilingual Plane: is this code point a simhash letter?"""
+    chars = "".join(" " if 0xD800 <= i < 0xE000 else chr(i) for i in range(0x10000))
+    table = np.zeros(0x10000, dtype=bool)
+    for match in _SIMHASH_LETTERS.finditer(chars):
+        table[match.start() : match.end()] = True
+    return table
+
+
+_IS_LETTER = _letter_table()
+
+
+def _alpha_table() -> np.ndarray:
+    """Boolean table over all code points: a letter that counts for pagelet fingerprints
+    (a word character that is neither a digit nor ``_``)."""
+    chars = "".join(" " if 0xD800 <= i < 0xE000 else chr(i) for i in range(0x110000))
+    table = np.zeros(0x110000, dtype=bool)
+    for match in _ALPHA.finditer(chars):
+        table[match.start() : match.end()] = True
+    return table
+
+
+_IS_ALPHA = _alpha_table()
+
+
+def normalise(text: str) -> str:
+    """The letters of ``text`` that a pagelet fingerprint sees: lowercased, without digits,
+    punctuation or white space."""
+    return "".join(_ALPHA.findall(text.lower()))
+
+
+def text_fingerprints(texts: list[str]) -> list[int]:
+    """64-bit fingerprints of several texts: blake2b of :func:`normalise` ``(text)``, 0 when a
+    text has no letter. All texts go through one numpy pass, which is why this takes a list."""
+    joined = "".join(texts).lower()
+    units = np.frombuffer(joined.encode("utf-32-le"), dtype="<u4")
+    keep = _IS_ALPHA[units]
+    ends = np.cumsum([len(t) for t in texts])
+    kept_before = np.concatenate(([0], np.cumsum(keep)))
+    letters = units[keep].tobytes()
+    out = []
+    start = 0
+    for end in ends.tolist():
+        a, b = int(kept_before[start]), int(kept_before[end])
+        if a == b:
+            out.append(0)
+        else:
+            digest = hashlib.blake2b(letters[4 * a : 4 * b], digest_size=8).digest()
+            out.append(int.from_bytes(digest, "big") or 1)
+        start = end
+    return out
+
+
+def _md5_tail(window: str) -> int:
+    return int.from_bytes(hashlib.md5(window.encode("utf-8")).digest()[-8:], "big")
+
+
+class _WindowHashCache:
+    """md5-derived hashes of the 4-letter windows seen so far, as two sorted numpy arrays keyed
+    by the window's four UTF-16 code units, so a page's windows are looked up in one
+    ``searchsorted`` and only unseen windows are hashed in Python."""
+
+    def __init__(self) -> None:
+        self.keys = np.zeros(0, dtype=np.uint64)
+        self.values = np.zeros(0, dtype=np.uint64)
+
+    def lookup(self, unique_keys: np.ndarray) -> np.ndarray:
+        pos = np.searchsorted(self.keys, unique_keys)
+        hit = pos < len(self.keys)
+        hit[hit] = self.keys[pos[hit]] == unique_keys[hit]
+        if not hit.all():
+            self._add(unique_keys[~hit])
+            pos = np.searchsorted(self.keys, unique_keys)
+        return self.values[pos]
+
+    def _add(self, new_keys: np.ndarray) -> None:
+        new_values = np.array(
+            [_md5_tail(k.to_bytes(8, "big").decode("utf-16-be")) for k in new_keys.tolist()],
+            dtype=np.uint64,
+        )
+        if len(self.keys) + len(new_keys) > _HASH_CACHE_MAX:
+            self.keys, self.values = new_keys, new_values
+        else:
+            self.keys = np.concatenate([self.keys, new_keys])
+            self.values = np.concatenate([self.values, new_values])
+        order = np.argsort(self.keys, kind="stable")
+        self.keys, self.values = self.keys[order], self.values[order]
+
+
+_window_hashes = _WindowHashCache().lookup
+
+
+def _combine(hashes: np.ndarray, weights: np.ndarray, total: int) -> int:
+    """Weighted bit majority of 64-bit hashes, packed most significant bit first."""
+    bits = np.unpackbits(hashes.astype(">u8").view(np.uint8)).reshape(-1, 64)
+    sums = weights.astype(np.float64) @ bits.astype(np.float64)
+    packed = np.packbits(sums > total / 2)
+    return int.from_bytes(packed.tobytes(), "big")
+
+
+def _simhash_slow(letters: str) -> int:
+    n = max(len(letters) - _WINDOW + 1, 1)
+    counts: dict[str, int] = {}
+    for i in range(n):
+        window = letters[i : i + _WINDOW]
+        counts[window] = counts.get(window, 0) + 1
+    hashes = np.array([_md5_tail(w) for w in counts], dtype=np.uint64)
+    weights = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+    return _combine(hashes, weights, n)
+
+
+def simhash(text: str) -> int:
+    """64-bit simhash of ``text``: ``simhash.Simhash(text).value`` where that package can compute
+    it (it overflows once a window occurs more than 50 times; here weights are exact).
+
+    Letters are filtered and 4-letter windows counted with numpy; only windows never seen before
+    are hashed with md5.
+    """
+    lowered = text.lower()
+    units = np.frombuffer(lowered.encode("utf-16-le"), dtype="<u2")
+    if len(units) != len(lowered):  # characters outside the BMP: take the exact slow path
+        return _simhash_slow("".join(_SIMHASH_LETTERS.findall(lowered)))
+    letters = units[_IS_LETTER[units]].astype(np.uint64)
+    if len(letters) < _WINDOW + 1:
+        return _simhash_slow(letters.astype("<u2").tobytes().decode("utf-16-le"))
+    keys = (
+        (letters[:-3] << np.uint64(48))
+        | (letters[1:-2] << np.uint64(32))
+        | (letters[2:-1] << np.uint64(16))
+        | letters[3:]
+    )
+    unique, counts = np.unique(keys, return_counts=True)
+    return _combine(_window_hashes(unique), counts, len(keys))
+
+
+def hamming(a: int, b: int) -> int:
+    """Number of differing bits of two 64-bit fingerprints."""
+    return (a ^ b).bit_count()

@@ -1,0 +1,209 @@
+"""One parse of a page: its pagelets, links, text and fingerprints.
+
+The pagelet partition follows ``000_…`` §3.1 (Definition 2 and the ``Partition`` procedure): an
+element is split into its children when one of its children holds at least ``k`` hyperlinks,
+otherwise it is a pagelet. The partition is flat and in document order. Text that belongs to a
+split element itself (its leading text and the tails between its children) becomes a small
+"loose text" pagelet in place, so that concatenating the pagelets gives back the whole visible
+text of the page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import lxml.etree
+from w3lib.encoding import html_to_unicode
+
+from scrapy_templates.fingerprint import simhash, text_fingerprints
+
+_INVISIBLE = ("script", "style", "noscript", "template", "head", "iframe", "object")
+_DIGITS = re.compile(r"\d")
+# Elements a browser lays out as blocks: their text must not run into the next element's.
+_BLOCKS = (
+    "address article aside blockquote br caption dd details dialog div dl dt fieldset "
+    "figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr li main nav ol option p pre "
+    "section summary table tbody td tfoot th thead tr ul"
+).split()
+_PARSER = lxml.etree.HTMLParser(encoding="utf-8", recover=True, remove_comments=True, remove_pis=True)
+
+
+
+class PageError(ValueError):
+    """The input cannot be treated as an HTML page; ``reason`` is a short machine-readable tag."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Pagelet:
+    """A flat region of a page: its tag path, visible text, hrefs and text fingerprint.
+
+    ``fingerprint`` is 0 for a pagelet without word tokens; such pagelets are never counted.
+    """
+
+    path: str
+    text: str
+    hrefs: tuple[str, ...]
+    fingerprint: int
+
+
+@dataclass(slots=True)
+class Page:
+    """The parsed page: pagelets in document order plus page-level fingerprints."""
+
+    url: str
+    pagelets: list[Pagelet]
+    title: str
+    simhash: int
+    text_hash: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(p.text for p in self.pagelets if p.text)
+
+    def hrefs(self) -> Iterator[str]:
+        for pagelet in self.pagelets:
+            yield from pagelet.hrefs
+
+
+def _decode(html: str | bytes, max_bytes: int, notes: list[str]) -> bytes:
+    """UTF-8 bytes of the document, cut to ``max_bytes``; bytes are decoded by their declared
+    or sniffed encoding (w3lib), never assumed."""
+    if isinstance(html, bytes):
+        head = html[:1024]
+        if b"\x00" in head and b"\x00" in html[:4096:2] + html[1:4096:2]:
+            # UTF-16 text also has NUL bytes: let w3lib's BOM sniffing try first.
+            encoding, text = html_to_unicode(None, html)
+            if "16" not in encoding and "32" not in encoding:
+                raise PageError("not-html", "binary body (NUL bytes)")
+        else:
+            _, text = html_to_unicode(None, html)
+    else:
+        text = html
+    stripped = text.lstrip()[:4096]
+    if not stripped:
+        raise PageError("empty", "empty body")
+    if stripped.startswith("%PDF") or "<" not in stripped:
+        raise PageError("not-html", "body does not look like HTML")
+    data = text.encode("utf-8", errors="replace")
+    if len(data) > max_bytes:
+        notes.append("truncated")
+        data = data[:max_bytes]
+    return data
+
+
+def _tag_step(el: lxml.etree._Element) -> str:
+    """``tag#id`` or ``tag.first-class``; ids and classes with digits are left out (they are
+    usually generated per page and would make equal layouts look different)."""
+    step = str(el.tag)
+    el_id = el.get("id")
+    if el_id and not _DIGITS.search(el_id):
+        return f"{step}#{el_id}"
+    cls = el.get("class")
+    if cls:
+        parts = cls.split(None, 1)
+        if parts and not _DIGITS.search(parts[0]):
+            return f"{step}.{parts[0]}"
+    return step
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _link_counts(root: lxml.etree._Element) -> dict[lxml.etree._Element, int]:
+    """Hyperlinks held by each element that holds one, counted by walking up from each anchor."""
+    counts: dict[lxml.etree._Element, int] = {}
+    for anchor in root.iter("a"):
+        if anchor.get("href") is None:
+            continue
+        counts[anchor] = counts.get(anchor, 0) + 1
+        for anc in anchor.iterancestors():
+            counts[anc] = counts.get(anc, 0) + 1
+            if anc is root:
+                break
+    return counts
+
+
+def partition(root: lxml.etree._Element, k: int) -> list[Pagelet]:
+    """Flat pagelet partition of ``root`` in document order (``000_…`` §3.1)."""
+    split = {el.getparent() for el, n in _link_counts(root).items() if n >= k}
+    found: list[tuple[str, str, tuple[str, ...]]] = []
+    loose: list[str] = []
+
+    def flush(path: str) -> None:
+        text = _clean(" ".join(loose))
+        loose.clear()
+        if text:
+            found.append((path + "/text()", text, ()))
+
+    def visit(el: lxml.etree._Element, path: str) -> None:
+        if el in split:
+            if el.text:
+                loose.append(el.text)
+            for child in el:
+                if isinstance(child.tag, str):
+                    flush(path)
+                    visit(child, f"{path}/{_tag_step(child)}")
+                if child.tail:
+                    loose.append(child.tail)
+            flush(path)
+            return
+        text = _clean(lxml.etree.tostring(el, method="text", encoding="unicode", with_tail=False))
+        hrefs = tuple(href for a in el.iter("a") if (href := a.get("href")) is not None)
+        if text or hrefs:
+            found.append((path, text, hrefs))
+
+    visit(root, _tag_step(root))
+    fingerprints = text_fingerprints([text for _, text, _ in found])
+    return [
+        Pagelet(path, text, hrefs, fp)
+        for (path, text, hrefs), fp in zip(found, fingerprints, strict=True)
+    ]
+
+
+def parse_page(
+    html: str | bytes,
+    url: str,
+    *,
+    k: int = 3,
+    max_bytes: int = 5_000_000,
+    max_tags: int = 100_000,
+) -> Page:
+    """Parse ``html`` once and return its pagelets and fingerprints.
+
+    Raises :class:`PageError` for input that is not an HTML page (empty, binary, more than
+    ``max_tags`` tags); a page cut to ``max_bytes`` is parsed and carries the note
+    ``"truncated"``.
+    """
+    notes: list[str] = []
+    data = _decode(html, max_bytes, notes)
+    # Every element has a start tag, so "<" bounds the element count without a tree walk.
+    tags = data.count(b"<")
+    if tags > max_tags:
+        raise PageError("too-many-tags", f"{tags} tags > {max_tags}")
+    try:
+        doc = lxml.etree.fromstring(data, parser=_PARSER)
+    except (lxml.etree.LxmlError, ValueError) as exc:
+        raise PageError("parse-error", f"HTML could not be parsed: {exc}") from exc
+    if doc is None:
+        raise PageError("empty", "no element in the document")
+    title_el = doc.find(".//title")
+    title = _clean("".join(title_el.itertext())) if title_el is not None else ""
+    lxml.etree.strip_elements(doc, *_INVISIBLE, with_tail=False)
+    for el in doc.iter(*_BLOCKS):
+        tail = el.tail
+        el.tail = "\n" + tail if tail else "\n"
+    body = doc.find("body")
+    root = body if body is not None else doc
+    pagelets = partition(root, k)
+    text = "\n".join(p.text for p in pagelets)
+    text_hash = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+    return Page(url, pagelets, title, simhash(text), text_hash, notes)

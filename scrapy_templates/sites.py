@@ -1,0 +1,41 @@
+"""Sites and page identities: how pages are grouped for counting and told apart."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from functools import lru_cache
+from urllib.parse import urldefrag, urlsplit
+
+import tldextract
+
+SiteFunction = Callable[[str], str]
+
+_extract = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
+def host_site(url: str) -> str:
+    """The URL's host and port, lowercased: pages of one web server share their counters."""
+    netloc = urlsplit(url).netloc.rpartition("@")[2]
+    return netloc.lower()
+
+
+@lru_cache(maxsize=4096)
+def _registered(host: str) -> str:
+    return _extract(host).top_domain_under_public_suffix or host
+
+
+def domain_site(url: str) -> str:
+    """The registered domain (``blog.example.co.uk`` → ``example.co.uk``), so sister hosts that
+    share one template are counted together. Uses the public-suffix list bundled with
+    tldextract; nothing is downloaded."""
+    host = urlsplit(url).hostname or ""
+    return _registered(host)
+
+
+BUILTIN_SITES: dict[str, SiteFunction] = {"host": host_site, "domain": domain_site}
+
+
+def page_id(url: str) -> str:
+    """A short stable id of the page at ``url`` (fragment ignored): a re-fetched URL keeps it."""
+    return hashlib.blake2b(urldefrag(url)[0].encode("utf-8"), digest_size=8).hexdigest()

@@ -1,0 +1,69 @@
+"""The store protocol: what the pipeline asks of shared state, in one call per page."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class StoreError(RuntimeError):
+    """The store could not answer (e.g. Redis unreachable)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What the store knows about a page's pagelets after recording the page.
+
+    ``counts[i]`` is the number of distinct pages of the site holding ``fingerprints[i]``.
+    ``components[i]`` (global algorithm only) is the size of the page's connected component in
+    the graph of pages holding that fingerprint, linked by hyperlinks in either direction
+    (``000_…`` §3.2, Fig. 5). ``new`` is false when the page had been recorded before, in which
+    case nothing was counted again (a re-fetch or a duplicate).
+    """
+
+    pages: int
+    counts: list[int]
+    components: list[int] = field(default_factory=list)
+    new: bool = True
+
+
+class TemplateStore(Protocol):
+    """Counters shared by every crawler process. All methods are coroutines."""
+
+    async def open(self) -> None:
+        """Connect; called once when the spider opens."""
+
+    async def close(self) -> None:
+        """Release connections; called once when the spider closes."""
+
+    async def observe(
+        self,
+        site: str,
+        page_id: str,
+        fingerprints: Sequence[int],
+        links: Sequence[str] = (),
+        *,
+        content_key: str = "",
+        components: bool = False,
+    ) -> Observation:
+        """Record a page and return the counts of its fingerprints.
+
+        A page is counted once: not again when its ``page_id`` (a re-fetched URL) or its
+        ``content_key`` (the same text under another URL: ``000_…`` §3.2 removes duplicate
+        pages before grouping) was recorded before. ``fingerprints`` are distinct and non-zero.
+        ``links`` are the page ids this page links to; they are only kept when ``components``
+        is true, which also returns component sizes.
+        """
+        ...
+
+    async def lookup(
+        self,
+        site: str,
+        page_id: str,
+        fingerprints: Sequence[int],
+        *,
+        components: bool = False,
+    ) -> Observation:
+        """Counts as :meth:`observe` would return them, without recording anything."""
+        ...

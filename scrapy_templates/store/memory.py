@@ -1,0 +1,154 @@
+"""In-process store: the embedded default. Exact, fast, and private to one crawler process."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from scrapy_templates.store.base import Observation
+
+
+@dataclass
+class _Components:
+    """Union-find over the owner pages of one fingerprint (000_… §3.2, Fig. 5 steps 3–5, kept
+    incrementally: each hyperlink between two owners is a union)."""
+
+    parent: dict[str, str] = field(default_factory=dict)
+    size: dict[str, int] = field(default_factory=dict)
+    largest: str = ""
+
+    def find(self, page: str) -> str:
+        root = page
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[page] != root:  # path compression
+            self.parent[page], page = root, self.parent[page]
+        return root
+
+    def add(self, page: str) -> None:
+        self.parent[page] = page
+        self.size[page] = 1
+        if not self.largest:
+            self.largest = page
+
+    def union(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return
+        if self.size[ra] < self.size[rb]:
+            ra, rb = rb, ra
+        self.parent[rb] = ra
+        self.size[ra] += self.size.pop(rb)
+        if self.size[ra] >= self.size.get(self.find(self.largest), 0):
+            self.largest = ra
+
+    def component_size(self, page: str) -> int:
+        return self.size[self.find(page)] if page in self.parent else 1
+
+
+@dataclass
+class _Site:
+    pages: set[str] = field(default_factory=set)
+    contents: set[str] = field(default_factory=set)
+    counted: int = 0
+    counts: dict[int, int] = field(default_factory=dict)
+    out_links: dict[str, set[str]] = field(default_factory=dict)
+    in_links: dict[str, set[str]] = field(default_factory=dict)
+    components: dict[int, _Components] = field(default_factory=dict)
+
+
+class MemoryStore:
+    """Counters in a dict per site; the default store when no Redis is configured.
+
+    ``max_links`` bounds the links kept per page (in each direction) and ``max_owners`` the
+    owner pages tracked per fingerprint for the global algorithm; a fingerprint past that bound
+    adds new owners to its largest component (a template that large is connected in practice).
+    """
+
+    def __init__(self, *, max_links: int = 200, max_owners: int = 256) -> None:
+        self.max_links = max_links
+        self.max_owners = max_owners
+        self._sites: dict[str, _Site] = {}
+
+    async def open(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    def sites(self) -> list[str]:
+        return sorted(self._sites)
+
+    async def observe(
+        self,
+        site: str,
+        page_id: str,
+        fingerprints: Sequence[int],
+        links: Sequence[str] = (),
+        *,
+        content_key: str = "",
+        components: bool = False,
+    ) -> Observation:
+        state = self._sites.setdefault(site, _Site())
+        new = page_id not in state.pages and content_key not in state.contents
+        state.pages.add(page_id)
+        if content_key:
+            state.contents.add(content_key)
+        if new:
+            state.counted += 1
+            counts = state.counts
+            for fp in fingerprints:
+                counts[fp] = counts.get(fp, 0) + 1
+            if components:
+                self._link(state, page_id, links)
+                for fp in fingerprints:
+                    self._join(state, fp, page_id)
+        return self._answer(state, page_id, fingerprints, components, new)
+
+    async def lookup(
+        self,
+        site: str,
+        page_id: str,
+        fingerprints: Sequence[int],
+        *,
+        components: bool = False,
+    ) -> Observation:
+        state = self._sites.get(site) or _Site()
+        return self._answer(state, page_id, fingerprints, components, False)
+
+    def _answer(
+        self, state: _Site, page_id: str, fingerprints: Sequence[int], components: bool, new: bool
+    ) -> Observation:
+        counts = [state.counts.get(fp, 0) for fp in fingerprints]
+        sizes = []
+        if components:
+            for fp in fingerprints:
+                comp = state.components.get(fp)
+                sizes.append(comp.component_size(page_id) if comp else 1)
+        return Observation(state.counted, counts, sizes, new)
+
+    def _link(self, state: _Site, page_id: str, links: Iterable[str]) -> None:
+        out = state.out_links.setdefault(page_id, set())
+        for target in links:
+            if target == page_id or len(out) >= self.max_links:
+                continue
+            out.add(target)
+            incoming = state.in_links.setdefault(target, set())
+            if len(incoming) < self.max_links:
+                incoming.add(page_id)
+
+    def _join(self, state: _Site, fp: int, page_id: str) -> None:
+        comp = state.components.setdefault(fp, _Components())
+        if len(comp.parent) >= self.max_owners:
+            comp.add(page_id)
+            comp.union(comp.largest, page_id)
+            return
+        comp.add(page_id)
+        neighbours = state.out_links.get(page_id, set()) | state.in_links.get(page_id, set())
+        owners = comp.parent
+        if len(neighbours) > len(owners):
+            linked = [q for q in owners if q in neighbours]
+        else:
+            linked = [q for q in neighbours if q in owners]
+        for other in linked:
+            comp.union(page_id, other)
