@@ -1,0 +1,250 @@
+"""Redis store: counters shared by every crawler process.
+
+Each page is recorded by one Lua script, so a page costs one round trip and its counts are
+atomic across processes. Keys (``P`` = ``TEMPLATES_REDIS_PREFIX``, ``S`` = site):
+
+- ``P:sites`` — set of ``P:S`` of every site seen;
+- ``P:S:pages`` / ``P:S:contents`` — page ids and content keys recorded (a page is counted once);
+- ``P:S:n`` — number of pages counted;
+- ``P:S:counts`` — hash: fingerprint (16 hex digits) → pages holding it;
+- global algorithm only: ``P:S:out:<page>`` / ``P:S:in:<page>`` (link sets) and
+  ``P:S:uf:<fp>`` / ``P:S:ufsize:<fp>`` / ``P:S:uflargest:<fp>`` (union-find of owner pages).
+
+The script builds key names itself, so it needs a standalone Redis (or one shard). Values are
+plain Redis strings and integers — nothing is pickled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from scrapy_templates.store.base import Observation, StoreError
+
+_UNION_FIND = """
+local function find(uf, x, compress)
+  local root = x
+  local parent = redis.call('HGET', uf, root)
+  while parent and parent ~= root do
+    root = parent
+    parent = redis.call('HGET', uf, root)
+  end
+  if compress then
+    local cur = x
+    while cur ~= root do
+      local nxt = redis.call('HGET', uf, cur)
+      redis.call('HSET', uf, cur, root)
+      cur = nxt
+    end
+  end
+  return root
+end
+local function component(base, fp, page)
+  local uf = base .. ':uf:' .. fp
+  if redis.call('HEXISTS', uf, page) == 0 then return 1 end
+  local root = find(uf, page, false)
+  return tonumber(redis.call('HGET', base .. ':ufsize:' .. fp, root))
+end
+"""
+
+_OBSERVE = (
+    _UNION_FIND
+    + """
+local base, page, content = ARGV[1], ARGV[2], ARGV[3]
+local use_components = ARGV[4] == '1'
+local max_links, max_owners = tonumber(ARGV[5]), tonumber(ARGV[6])
+local nfp = tonumber(ARGV[7])
+local fps = {}
+for i = 1, nfp do fps[i] = ARGV[7 + i] end
+local links = {}
+for i = 8 + nfp, #ARGV do links[#links + 1] = ARGV[i] end
+
+local new = redis.call('SADD', base .. ':pages', page)
+if content ~= '' then
+  local fresh = redis.call('SADD', base .. ':contents', content)
+  if fresh == 0 then new = 0 end
+end
+local counted
+if new == 1 then
+  counted = redis.call('INCR', base .. ':n')
+  redis.call('SADD', KEYS[1], base)
+else
+  counted = tonumber(redis.call('GET', base .. ':n') or '0')
+end
+
+local counts = {}
+for i = 1, nfp do
+  if new == 1 then
+    counts[i] = redis.call('HINCRBY', base .. ':counts', fps[i], 1)
+  else
+    counts[i] = tonumber(redis.call('HGET', base .. ':counts', fps[i]) or '0')
+  end
+end
+
+local sizes = {}
+if use_components then
+  if new == 1 then
+    local out = base .. ':out:' .. page
+    for _, target in ipairs(links) do
+      if target ~= page and redis.call('SCARD', out) < max_links then
+        redis.call('SADD', out, target)
+        local incoming = base .. ':in:' .. target
+        if redis.call('SCARD', incoming) < max_links then
+          redis.call('SADD', incoming, page)
+        end
+      end
+    end
+    local neighbours = redis.call('SUNION', out, base .. ':in:' .. page)
+    for i = 1, nfp do
+      local fp = fps[i]
+      local uf, size = base .. ':uf:' .. fp, base .. ':ufsize:' .. fp
+      local largest = base .. ':uflargest:' .. fp
+      local owners = redis.call('HLEN', uf)
+      redis.call('HSET', uf, page, page)
+      redis.call('HSET', size, page, 1)
+      local others = {}
+      if owners >= max_owners then
+        others[1] = redis.call('GET', largest)
+      else
+        for _, q in ipairs(neighbours) do
+          if q ~= page and redis.call('HEXISTS', uf, q) == 1 then others[#others + 1] = q end
+        end
+      end
+      if owners == 0 then redis.call('SET', largest, page) end
+      for _, q in ipairs(others) do
+        local ra, rb = find(uf, page, true), find(uf, q, true)
+        if ra ~= rb then
+          local sa = tonumber(redis.call('HGET', size, ra))
+          local sb = tonumber(redis.call('HGET', size, rb))
+          if sa < sb then ra, rb, sa, sb = rb, ra, sb, sa end
+          redis.call('HSET', uf, rb, ra)
+          redis.call('HSET', size, ra, sa + sb)
+          redis.call('HDEL', size, rb)
+          local lr = find(uf, redis.call('GET', largest), true)
+          if sa + sb >= tonumber(redis.call('HGET', size, lr) or '0') then
+            redis.call('SET', largest, ra)
+          end
+        end
+      end
+    end
+  end
+  for i = 1, nfp do sizes[i] = component(base, fps[i], page) end
+end
+return {new, counted, counts, sizes}
+"""
+)
+
+_LOOKUP = (
+    _UNION_FIND
+    + """
+local base, page = ARGV[1], ARGV[2]
+local use_components = ARGV[3] == '1'
+local counted = tonumber(redis.call('GET', base .. ':n') or '0')
+local counts, sizes = {}, {}
+for i = 4, #ARGV do
+  counts[#counts + 1] = tonumber(redis.call('HGET', base .. ':counts', ARGV[i]) or '0')
+  if use_components then sizes[#sizes + 1] = component(base, ARGV[i], page) end
+end
+return {counted, counts, sizes}
+"""
+)
+
+
+def _hex(fp: int) -> str:
+    return f"{fp:016x}"
+
+
+class RedisStore:
+    """Template counters in Redis (``redis.asyncio``), one Lua call per page."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "templates",
+        max_links: int = 200,
+        max_owners: int = 256,
+        client: aioredis.Redis | None = None,
+    ) -> None:
+        self.url = url
+        self.prefix = prefix
+        self.max_links = max_links
+        self.max_owners = max_owners
+        self._client = client
+        self._observe: Any = None
+        self._lookup: Any = None
+
+    async def open(self) -> None:
+        if self._client is None:
+            self._client = aioredis.from_url(self.url, socket_timeout=5, socket_connect_timeout=5)
+        self._observe = self._client.register_script(_OBSERVE)
+        self._lookup = self._client.register_script(_LOOKUP)
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    def _base(self, site: str) -> str:
+        return f"{self.prefix}:{site}"
+
+    async def sites(self) -> list[str]:
+        client = self._require()
+        members = await client.smembers(f"{self.prefix}:sites")
+        skip = len(self.prefix) + 1
+        return sorted((m.decode() if isinstance(m, bytes) else str(m))[skip:] for m in members)
+
+    def _require(self) -> aioredis.Redis:
+        if self._client is None:
+            raise StoreError("RedisStore used before open()")
+        return self._client
+
+    async def observe(
+        self,
+        site: str,
+        page_id: str,
+        fingerprints: Sequence[int],
+        links: Sequence[str] = (),
+        *,
+        content_key: str = "",
+        components: bool = False,
+    ) -> Observation:
+        self._require()
+        args: list[Any] = [
+            self._base(site),
+            page_id,
+            content_key,
+            "1" if components else "0",
+            self.max_links,
+            self.max_owners,
+            len(fingerprints),
+            *map(_hex, fingerprints),
+        ]
+        if components:
+            args.extend(links)
+        try:
+            new, counted, counts, sizes = await self._observe(
+                keys=[f"{self.prefix}:sites"], args=args
+            )
+        except RedisError as exc:
+            raise StoreError(f"Redis observe failed: {exc}") from exc
+        return Observation(int(counted), [int(c) for c in counts], [int(s) for s in sizes], new == 1)
+
+    async def lookup(
+        self,
+        site: str,
+        page_id: str,
+        fingerprints: Sequence[int],
+        *,
+        components: bool = False,
+    ) -> Observation:
+        self._require()
+        args = [self._base(site), page_id, "1" if components else "0", *map(_hex, fingerprints)]
+        try:
+            counted, counts, sizes = await self._lookup(keys=[], args=args)
+        except RedisError as exc:
+            raise StoreError(f"Redis lookup failed: {exc}") from exc
+        return Observation(int(counted), [int(c) for c in counts], [int(s) for s in sizes], False)

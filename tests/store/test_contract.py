@@ -1,0 +1,84 @@
+"""Behaviour every store must have; run against the memory store and a real Redis."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scrapy_templates.store.base import TemplateStore
+from scrapy_templates.store.memory import MemoryStore
+from scrapy_templates.templates.detect import global_templates
+
+
+async def test_counts_distinct_pages(store: TemplateStore) -> None:
+    a = await store.observe("s", "p1", [1, 2], content_key="c1")
+    assert (a.pages, a.counts, a.new) == (1, [1, 1], True)
+    b = await store.observe("s", "p2", [2, 3], content_key="c2")
+    assert (b.pages, b.counts) == (2, [2, 1])
+
+
+async def test_refetch_and_duplicate_content_do_not_count_twice(store: TemplateStore) -> None:
+    await store.observe("s", "p1", [1, 2], content_key="c1")
+    again = await store.observe("s", "p1", [1, 2], content_key="c1-changed")
+    assert (again.new, again.pages, again.counts) == (False, 1, [1, 1])
+    mirror = await store.observe("s", "p-mirror", [1, 2], content_key="c1")
+    assert (mirror.new, mirror.pages, mirror.counts) == (False, 1, [1, 1])
+
+
+async def test_sites_are_counted_apart(store: TemplateStore) -> None:
+    await store.observe("a.example", "p1", [7], content_key="x")
+    other = await store.observe("b.example", "p1", [7], content_key="x")
+    assert (other.pages, other.counts, other.new) == (1, [1], True)
+
+
+async def test_lookup_reads_without_recording(store: TemplateStore) -> None:
+    await store.observe("s", "p1", [1], content_key="c1")
+    seen = await store.lookup("s", "p9", [1, 5])
+    assert (seen.pages, seen.counts) == (1, [1, 0])
+    again = await store.lookup("s", "p9", [1, 5])
+    assert again.pages == 1
+
+
+async def test_components_follow_links_in_either_direction(store: TemplateStore) -> None:
+    # p1 -> p2 (p2 not yet fetched), p3 isolated, then p2 arrives: {p1, p2} connected.
+    o1 = await store.observe("s", "p1", [9], ["p2"], content_key="1", components=True)
+    o3 = await store.observe("s", "p3", [9], [], content_key="3", components=True)
+    o2 = await store.observe("s", "p2", [9], [], content_key="2", components=True)
+    assert o1.components == [1] and o3.components == [1] and o2.components == [2]
+    later = await store.lookup("s", "p1", [9], components=True)
+    assert later.components == [2]
+    assert (await store.lookup("s", "p3", [9], components=True)).components == [1]
+
+
+def _random_site(seed: int, n_pages: int) -> tuple[dict[str, list[int]], dict[str, list[str]]]:
+    rng = random.Random(seed)
+    pages = {f"p{i}": sorted(set(rng.sample(range(1, 8), rng.randint(1, 4)))) for i in range(n_pages)}
+    links = {p: [f"p{rng.randrange(n_pages)}" for _ in range(rng.randint(0, 2))] for p in pages}
+    return pages, links
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), n_pages=st.integers(2, 25))
+async def test_incremental_components_equal_batch_global_algorithm(
+    store: TemplateStore, seed: int, n_pages: int
+) -> None:
+    site = f"site-{seed}-{n_pages}"
+    pages, links = _random_site(seed, n_pages)
+    for pid, fps in pages.items():
+        await store.observe(site, pid, fps, links[pid], content_key=pid, components=True)
+    batch = global_templates(pages, links, min_pages=1)
+    for pid, fps in pages.items():
+        obs = await store.lookup(site, pid, fps, components=True)
+        for fp, size in zip(fps, obs.components, strict=True):
+            expected = next(len(c) for c in batch[fp] if pid in c)
+            assert size == expected, (pid, fp)
+
+
+async def test_owner_bound_joins_the_largest_component() -> None:
+    store = MemoryStore(max_owners=3)
+    for i in range(3):
+        await store.observe("s", f"p{i}", [5], [f"p{i - 1}"] if i else [], content_key=str(i), components=True)
+    late = await store.observe("s", "lonely", [5], [], content_key="l", components=True)
+    assert late.components == [4]

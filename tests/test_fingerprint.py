@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from simhash import Simhash
+
+from scrapy_templates.fingerprint import (
+    _simhash_slow,
+    hamming,
+    normalise,
+    simhash,
+    text_fingerprints,
+)
+
+
+def test_fingerprint_ignores_case_space_punctuation_and_digits() -> None:
+    a, b, c = text_fingerprints(["© 2025 Acme Inc.  All rights reserved", "© 2026 ACME inc. all\nRIGHTS reserved!", "© 2026 Acme Ltd."])
+    assert a == b
+    assert a != c
+
+
+def test_fingerprint_zero_for_text_without_letters() -> None:
+    assert text_fingerprints(["", "  12 34 ", "—", "word"])[:3] == [0, 0, 0]
+    assert text_fingerprints(["word"])[0] != 0
+
+
+def test_batch_equals_one_by_one() -> None:
+    texts = ["Home | About", "", "Ünïcödé text 𝐀𝐁", "Last updated 2024-01-01"]
+    assert text_fingerprints(texts) == [text_fingerprints([t])[0] for t in texts]
+
+
+def test_normalise_keeps_letters_only() -> None:
+    assert normalise("Page 3 of 10 — Next »") == "pageofnext"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "a", "abc", "abcd", "Hello, World! 42", "日本語のテキスト 中文", "𝐀𝐁𝐂𝐃𝐄 mixed astral", "x" * 40],
+)
+def test_simhash_equals_simhash_package(text: str) -> None:
+    assert simhash(text) == Simhash(text).value
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=200))
+def test_simhash_equals_package_on_any_text(text: str) -> None:
+    try:
+        expected = Simhash(text).value
+    except OverflowError:  # the package overflows when a window repeats > 50 times
+        return
+    assert simhash(text) == expected
+
+
+def test_simhash_of_long_text_matches_exact_reference() -> None:
+    # The package raises OverflowError once a window repeats more than 50 times; the numpy
+    # path must still agree with the plain per-window reference that keeps exact weights.
+    text = " ".join(f"station {i} nation relation" for i in range(400))
+    with pytest.raises(OverflowError):
+        Simhash(text)
+    letters = "".join(ch for ch in text.lower() if ch.isalnum())
+    assert simhash(text) == _simhash_slow(letters)
+
+
+def test_near_duplicates_are_close_and_different_texts_far() -> None:
+    base = " ".join(f"word{i} lorem ipsum dolor sit amet" for i in range(60))
+    near = base.replace("word7", "word7x")
+    other = " ".join(f"other{i} consectetur adipiscing elit" for i in range(60))
+    assert hamming(simhash(base), simhash(near)) <= 3
+    assert hamming(simhash(base), simhash(other)) > 10

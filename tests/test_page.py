@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import pytest
+
+from scrapy_templates.page import PageError, parse_page
+
+
+def _links(n: int, prefix: str = "x") -> str:
+    return "".join(f'<a href="/{prefix}{i}">{prefix} link {i}</a> ' for i in range(n))
+
+
+def test_partition_follows_definition_2() -> None:
+    # body has a child (nav) with 3 links -> body is split; so is nav (its ul holds 3); the
+    # ul's items hold 1 link each, so the ul is one pagelet; the article holds 2 links (< k).
+    html = f"""<html><body>
+      <nav><ul><li>{_links(1, "a")}</li><li>{_links(1, "b")}</li><li>{_links(1, "c")}</li></ul></nav>
+      <article><h1>Title</h1><p>First {_links(2, "d")} paragraph.</p><p>Second.</p></article>
+    </body></html>"""
+    page = parse_page(html, "http://s/p", k=3)
+    paths = [p.path for p in page.pagelets]
+    assert paths == ["body/nav/ul", "body/article"]
+    assert page.pagelets[0].hrefs == ("/a0", "/b0", "/c0")
+    assert "Title" in page.pagelets[1].text and "Second." in page.pagelets[1].text
+
+
+def test_split_descends_until_no_child_holds_k_links() -> None:
+    html = f"""<body><div id="wrap">
+      <div class="menu">{_links(4, "m")}</div>
+      <div class="main"><p>Body text here.</p><div class="rel">{_links(3, "r")}</div></div>
+    </div></body>"""
+    page = parse_page(html, "http://s/p", k=3)
+    paths = [p.path for p in page.pagelets]
+    # wrap is split (menu has 4), main is split (rel has 3), menu and rel are pagelets.
+    assert paths == ["body/div#wrap/div.menu", "body/div#wrap/div.main/p", "body/div#wrap/div.main/div.rel"]
+    # With k=5 only wrap (7 links) is "linky": body splits, wrap stays whole.
+    assert [p.path for p in parse_page(html, "http://s/p", k=5).pagelets] == ["body/div#wrap"]
+
+
+def test_loose_text_of_split_elements_is_kept_in_order() -> None:
+    html = f"<body>Intro text<div>{_links(3)}</div>middle words<p>end</p></body>"
+    texts = [p.text for p in parse_page(html, "http://s/").pagelets]
+    assert texts[0] == "Intro text"
+    assert texts[2] == "middle words"
+    assert texts[-1] == "end"
+
+
+def test_block_elements_do_not_glue_words() -> None:
+    page = parse_page("<body><ul><li>Home</li><li>News</li></ul><p>a<b>b</b>c</p></body>", "u")
+    assert "Home News" in page.text
+    assert "abc" in page.text  # inline markup does not split words
+
+
+def test_scripts_styles_and_comments_are_invisible() -> None:
+    page = parse_page(
+        "<html><head><title>T</title><style>.x{}</style></head><body><script>var a=1;</script>"
+        "<!-- hidden --><p>Visible</p><noscript>nojs</noscript></body></html>",
+        "u",
+    )
+    assert page.text == "Visible"
+    assert page.title == "T"
+
+
+def test_page_fingerprints_are_computed_once() -> None:
+    page = parse_page("<body><p>Hello world, this is a page.</p></body>", "u")
+    assert page.simhash != 0
+    assert len(page.text_hash) == 32
+    assert page.pagelets[0].fingerprint != 0
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("", "empty"),
+        ("   \n", "empty"),
+        (b"%PDF-1.4 binary", "not-html"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "not-html"),
+        ('{"json": true}', "not-html"),
+    ],
+)
+def test_non_html_is_refused_with_a_reason(body: str | bytes, reason: str) -> None:
+    with pytest.raises(PageError) as info:
+        parse_page(body, "http://s/x")
+    assert info.value.reason == reason
+
+
+def test_huge_page_is_truncated_not_refused() -> None:
+    html = "<body>" + "<p>word</p>" * 20000 + "</body>"
+    page = parse_page(html, "u", max_bytes=10_000)
+    assert page.notes == ["truncated"]
+    assert 0 < len(page.text) < 10_000
+
+
+def test_too_many_tags_is_refused() -> None:
+    with pytest.raises(PageError) as info:
+        parse_page("<body>" + "<i>x</i>" * 1000 + "</body>", "u", max_tags=500)
+    assert info.value.reason == "too-many-tags"
+
+
+def test_broken_markup_and_odd_encodings() -> None:
+    broken = parse_page("<body><div><p>unclosed <b>bold<div>next</body>", "u")
+    assert "unclosed" in broken.text and "next" in broken.text
+    latin = parse_page(
+        '<html><head><meta charset="iso-8859-1"></head><body><p>caf\xe9</p></body></html>'.encode("latin-1"),
+        "u",
+    )
+    assert latin.text == "café"
+    utf16 = parse_page("\ufeff<html><body><p>naïve</p></body></html>".encode("utf-16-le"), "u")
+    assert utf16.text == "naïve"
+    declared = parse_page('<?xml version="1.0" encoding="utf-8"?><html><body><p>ok</p></body></html>', "u")
+    assert declared.text == "ok"
