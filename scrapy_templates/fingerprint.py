@@ -1,9 +1,10 @@
 """Token normalisation and fingerprints of pages and pagelets.
 
 Pagelet fingerprints stand in for the shingles of ``000_…`` §3.2: two pagelets share a
-fingerprint when their visible text has the same letters in the same order. Case, white space,
-punctuation and digits are ignored, so a footer's year, a hit count or "page 3 of 10" do not make
-otherwise identical template pagelets look different.
+fingerprint when their visible text has the same letters and digits in the same order. Case,
+white space and punctuation are ignored. Digits are kept on purpose: versions, prices, dates and
+scores are what tells one release note, product or match report from the next, and a pagelet
+that differs between pages only by its numbers is more often content than template.
 
 The page simhash is bit-for-bit the value of ``simhash.Simhash(text).value`` (64 bits, md5 of
 lowercased 4-character windows over the word characters), so it stays comparable with anything
@@ -18,7 +19,7 @@ import re
 
 import numpy as np
 
-_ALPHA = re.compile(r"[^\W\d_]+")
+_ALPHA = re.compile(r"[^\W_]+")
 # The simhash package's notion of a letter: word characters plus CJK ideographs.
 _SIMHASH_LETTERS = re.compile(r"[\w\u4e00-\u9fcc]+")
 _WINDOW = 4
@@ -38,8 +39,8 @@ _IS_LETTER = _letter_table()
 
 
 def _alpha_table() -> np.ndarray:
-    """Boolean table over all code points: a letter that counts for pagelet fingerprints
-    (a word character that is neither a digit nor ``_``)."""
+    """Boolean table over all code points: a character that counts for pagelet fingerprints
+    (a word character other than ``_``)."""
     chars = "".join(" " if 0xD800 <= i < 0xE000 else chr(i) for i in range(0x110000))
     table = np.zeros(0x110000, dtype=bool)
     for match in _ALPHA.finditer(chars):
@@ -51,8 +52,8 @@ _IS_ALPHA = _alpha_table()
 
 
 def normalise(text: str) -> str:
-    """The letters of ``text`` that a pagelet fingerprint sees: lowercased, without digits,
-    punctuation or white space."""
+    """The characters of ``text`` that a pagelet fingerprint sees: letters and digits,
+    lowercased, without punctuation or white space."""
     return "".join(_ALPHA.findall(text.lower()))
 
 

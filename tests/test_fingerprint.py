@@ -14,14 +14,22 @@ from scrapy_templates.fingerprint import (
 )
 
 
-def test_fingerprint_ignores_case_space_punctuation_and_digits() -> None:
-    a, b, c = text_fingerprints(["© 2025 Acme Inc.  All rights reserved", "© 2026 ACME inc. all\nRIGHTS reserved!", "© 2026 Acme Ltd."])
+def test_fingerprint_ignores_case_space_and_punctuation_but_not_digits() -> None:
+    a, b, c, d = text_fingerprints(
+        [
+            "© 2026 Acme Inc.  All rights reserved",
+            "2026 ACME inc. all\nRIGHTS reserved!",
+            "© 2026 Acme Ltd.",
+            "SQLite Release 3.0.2",
+        ]
+    )
     assert a == b
     assert a != c
+    assert d != text_fingerprints(["SQLite Release 3.0.3"])[0]
 
 
 def test_fingerprint_zero_for_text_without_letters() -> None:
-    assert text_fingerprints(["", "  12 34 ", "—", "word"])[:3] == [0, 0, 0]
+    assert text_fingerprints(["", "  ", "— ·", "12"])[:3] == [0, 0, 0]
     assert text_fingerprints(["word"])[0] != 0
 
 
@@ -31,7 +39,7 @@ def test_batch_equals_one_by_one() -> None:
 
 
 def test_normalise_keeps_letters_only() -> None:
-    assert normalise("Page 3 of 10 — Next »") == "pageofnext"
+    assert normalise("Page 3 of 10 — Next »") == "page3of10next"
 
 
 @pytest.mark.parametrize(

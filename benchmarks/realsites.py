@@ -1,0 +1,134 @@
+"""Real multi-page sites from Debian packages, served from 127.0.0.1, with their gold
+main-content containers.
+
+    python -m benchmarks.realsites          # install the packages if missing and list the sites
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import lxml.etree
+import lxml.html
+
+_BLOCKS = (
+    "address article aside blockquote br caption dd details dialog div dl dt fieldset "
+    "figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr li main nav ol option p pre "
+    "section summary table tbody td tfoot th thead tr ul"
+).split()
+
+
+@dataclass(frozen=True)
+class Site:
+    name: str
+    package: str
+    root: Path
+    start: str
+    gold: Callable[[lxml.html.HtmlElement], list[lxml.html.HtmlElement]]
+    gold_doc: str
+
+
+def _sqlite_gold(doc: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    body = doc.find("body")
+    if body is None:
+        return []
+    for el in body.xpath('.//*[contains(concat(" ", normalize-space(@class), " "), " nosearch ")]'):
+        el.drop_tree()
+    return [body]
+
+
+SITES = {
+    "sqlite": Site(
+        "sqlite",
+        "sqlite3-doc",
+        Path("/usr/share/doc/sqlite3"),
+        "/index.html",
+        _sqlite_gold,
+        "body without .nosearch (the blocks sqlite.org's own search indexer skips)",
+    ),
+    "django": Site(
+        "django",
+        "python-django-doc",
+        Path("/usr/share/doc/python-django-doc/html"),
+        "/index.html",
+        lambda doc: doc.cssselect("#yui-main .yui-b"),
+        "#yui-main .yui-b (the Sphinx document body)",
+    ),
+    "git": Site(
+        "git",
+        "git-doc",
+        Path("/usr/share/doc/git-doc"),
+        "/git.html",
+        lambda doc: doc.cssselect("#content"),
+        "#content (the asciidoc document body)",
+    ),
+}
+
+
+def ensure_installed(sites: list[Site]) -> None:
+    """apt-get install the Debian packages of the sites whose files are missing."""
+    missing = [s.package for s in sites if not (s.root / s.start.lstrip("/")).exists()]
+    if not missing:
+        return
+    if shutil.which("apt-get") is None:
+        raise SystemExit(f"install the Debian packages {missing} first")
+    subprocess.run(["apt-get", "update", "-qq"], check=True)
+    subprocess.run(["apt-get", "install", "-y", "-qq", *missing], check=True)
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        return None
+
+
+@contextmanager
+def serve(site: Site) -> Iterator[str]:
+    """Serve ``site.root`` on a free port of 127.0.0.1; yields the start URL."""
+    handler = functools.partial(_QuietHandler, directory=str(site.root))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        yield f"http://{host}:{port}{site.start}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def local_file(site: Site, url: str) -> Path:
+    return site.root / unquote(urlsplit(url).path).lstrip("/")
+
+
+def visible_text(elements: list[lxml.html.HtmlElement]) -> str:
+    """Text as a browser lays it out: scripts and styles dropped, block elements separated."""
+    parts = []
+    for el in elements:
+        el = copy.deepcopy(el)
+        lxml.etree.strip_elements(el, "script", "style", "noscript", "template", with_tail=False)
+        for block in el.iter(*_BLOCKS):
+            block.tail = "\n" + (block.tail or "")
+        parts.append(el.text_content())
+    return "\n".join(parts)
+
+
+def gold_text(site: Site, html: bytes) -> str:
+    doc = lxml.html.document_fromstring(html)
+    return visible_text(site.gold(doc))
+
+
+if __name__ == "__main__":
+    ensure_installed(list(SITES.values()))
+    for s in SITES.values():
+        n = sum(1 for _ in s.root.rglob("*.html"))
+        print(f"{s.name:8} {n:5d} html files under {s.root}  gold: {s.gold_doc}")
