@@ -49,6 +49,9 @@ def _alpha_table() -> np.ndarray:
 
 
 _IS_ALPHA = _alpha_table()
+_IS_LETTER_ONLY = _IS_ALPHA.copy()
+_IS_LETTER_ONLY[[ord(c) for c in "".join(chr(i) for i in range(0x110000) if chr(i).isdigit())]] = False
+_IS_DIGIT = _IS_ALPHA & ~_IS_LETTER_ONLY
 
 
 def normalise(text: str) -> str:
@@ -57,23 +60,38 @@ def normalise(text: str) -> str:
     return "".join(_ALPHA.findall(text.lower()))
 
 
-def text_fingerprints(texts: list[str]) -> list[int]:
-    """64-bit fingerprints of several texts: blake2b of :func:`normalise` ``(text)``, 0 when a
-    text has no letter. All texts go through one numpy pass, which is why this takes a list."""
+def text_fingerprints(texts: list[str]) -> tuple[list[int], list[int]]:
+    """Exact and number-blind 64-bit fingerprints of several texts.
+
+    The exact fingerprint is blake2b of :func:`normalise` ``(text)``, 0 when a text has no
+    letter or digit. The number-blind one hashes the letters only, and is given only to texts
+    that contain digits (0 otherwise): it makes "Last updated 2024-05-31 10:02" and "Last
+    updated 2024-06-02 09:12" one pattern. All texts go through one numpy pass, which is why
+    this takes a list."""
     joined = "".join(texts).lower()
     units = np.frombuffer(joined.encode("utf-32-le"), dtype="<u4")
-    keep = _IS_ALPHA[units]
-    ends = np.cumsum([len(t) for t in texts])
-    kept_before = np.concatenate(([0], np.cumsum(keep)))
-    letters = units[keep].tobytes()
+    ends = np.cumsum([len(t) for t in texts]).tolist()
+    exact = _hash_slices(units, _IS_ALPHA[units], ends, b"exact")
+    digits_before = np.concatenate(([0], np.cumsum(_IS_DIGIT[units])))
+    has_digits = [
+        bool(digits_before[end] - digits_before[start])
+        for start, end in zip([0, *ends[:-1]], ends, strict=True)
+    ]
+    blind = _hash_slices(units, _IS_LETTER_ONLY[units], ends, b"numblind")
+    return exact, [fp if digits else 0 for fp, digits in zip(blind, has_digits, strict=True)]
+
+
+def _hash_slices(units: np.ndarray, keep: np.ndarray, ends: list[int], person: bytes) -> list[int]:
+    kept_before = np.concatenate(([0], np.cumsum(keep))).tolist()
+    data = units[keep].tobytes()
     out = []
     start = 0
-    for end in ends.tolist():
-        a, b = int(kept_before[start]), int(kept_before[end])
+    for end in ends:
+        a, b = kept_before[start], kept_before[end]
         if a == b:
             out.append(0)
         else:
-            digest = hashlib.blake2b(letters[4 * a : 4 * b], digest_size=8).digest()
+            digest = hashlib.blake2b(data[4 * a : 4 * b], digest_size=8, person=person).digest()
             out.append(int.from_bytes(digest, "big") or 1)
         start = end
     return out

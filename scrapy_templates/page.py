@@ -44,13 +44,18 @@ class PageError(ValueError):
 class Pagelet:
     """A flat region of a page: its tag path, visible text, hrefs and text fingerprint.
 
-    ``fingerprint`` is 0 for a pagelet without word tokens; such pagelets are never counted.
+    ``fingerprint`` is 0 for a pagelet without letters or digits; such pagelets are never
+    counted. ``pattern`` is the number-blind fingerprint of a pagelet with digits (0 for
+    one without). ``position`` is the chain of child indexes from the partition root, so pagelets
+    under one element share a prefix.
     """
 
     path: str
     text: str
     hrefs: tuple[str, ...]
     fingerprint: int
+    pattern: int = 0
+    position: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
@@ -63,6 +68,7 @@ class Page:
     simhash: int
     text_hash: str
     notes: list[str] = field(default_factory=list)
+    elements: list[lxml.etree._Element] = field(default_factory=list, repr=False)
 
     @property
     def text(self) -> str:
@@ -71,6 +77,29 @@ class Page:
     def hrefs(self) -> Iterator[str]:
         for pagelet in self.pagelets:
             yield from pagelet.hrefs
+
+    def text_below(self, index: int, path: str) -> str | None:
+        """Visible text of the elements at tag ``path`` inside pagelet ``index`` (whose own
+        path is a prefix of ``path``), in document order; ``None`` when there are none. A tag
+        path names every element it matches, as it does for pagelet paths."""
+        pagelet = self.pagelets[index]
+        if not path.startswith(pagelet.path + "/") or index >= len(self.elements):
+            return None
+        level = [self.elements[index]]
+        for step in path[len(pagelet.path) + 1 :].split("/"):
+            level = [
+                child
+                for el in level
+                for child in el
+                if isinstance(child.tag, str) and _tag_step(child) == step
+            ]
+            if not level:
+                return None
+        texts = (
+            _clean(lxml.etree.tostring(el, method="text", encoding="unicode", with_tail=False))
+            for el in level
+        )
+        return "\n".join(t for t in texts if t) or None
 
 
 def _decode(html: str | bytes, max_bytes: int, notes: list[str]) -> bytes:
@@ -132,41 +161,50 @@ def _link_counts(root: lxml.etree._Element) -> dict[lxml.etree._Element, int]:
     return counts
 
 
-def partition(root: lxml.etree._Element, k: int) -> list[Pagelet]:
-    """Flat pagelet partition of ``root`` in document order (``000_…`` §3.1)."""
+def partition(
+    root: lxml.etree._Element, k: int
+) -> tuple[list[Pagelet], list[lxml.etree._Element]]:
+    """Flat pagelet partition of ``root`` in document order (``000_…`` §3.1), with the
+    element of each pagelet (the split element itself for loose text)."""
     split = {el.getparent() for el, n in _link_counts(root).items() if n >= k}
-    found: list[tuple[str, str, tuple[str, ...]]] = []
+    found: list[tuple[str, str, tuple[str, ...], tuple[int, ...]]] = []
+    elements: list[lxml.etree._Element] = []
     loose: list[str] = []
 
-    def flush(path: str) -> None:
+    def flush(el: lxml.etree._Element, path: str, position: tuple[int, ...]) -> None:
         text = _clean(" ".join(loose))
         loose.clear()
         if text:
-            found.append((path + "/text()", text, ()))
+            found.append((path + "/text()", text, (), position))
+            elements.append(el)
 
-    def visit(el: lxml.etree._Element, path: str) -> None:
+    def visit(el: lxml.etree._Element, path: str, position: tuple[int, ...]) -> None:
         if el in split:
             if el.text:
                 loose.append(el.text)
-            for child in el:
+            for i, child in enumerate(el):
                 if isinstance(child.tag, str):
-                    flush(path)
-                    visit(child, f"{path}/{_tag_step(child)}")
+                    flush(el, path, position)
+                    visit(child, f"{path}/{_tag_step(child)}", (*position, i))
                 if child.tail:
                     loose.append(child.tail)
-            flush(path)
+            flush(el, path, position)
             return
         text = _clean(lxml.etree.tostring(el, method="text", encoding="unicode", with_tail=False))
         hrefs = tuple(href for a in el.iter("a") if (href := a.get("href")) is not None)
         if text or hrefs:
-            found.append((path, text, hrefs))
+            found.append((path, text, hrefs, position))
+            elements.append(el)
 
-    visit(root, _tag_step(root))
-    fingerprints = text_fingerprints([text for _, text, _ in found])
-    return [
-        Pagelet(path, text, hrefs, fp)
-        for (path, text, hrefs), fp in zip(found, fingerprints, strict=True)
+    # The root step is the bare tag: a body's class or id usually names the page type
+    # ("manpage", "single-post"), which would split one site's paths at the first step.
+    visit(root, str(root.tag), ())
+    exact, patterns = text_fingerprints([text for _, text, _, _ in found])
+    pagelets = [
+        Pagelet(path, text, hrefs, fp, pattern, position)
+        for (path, text, hrefs, position), fp, pattern in zip(found, exact, patterns, strict=True)
     ]
+    return pagelets, elements
 
 
 def parse_page(
@@ -203,7 +241,7 @@ def parse_page(
         el.tail = "\n" + tail if tail else "\n"
     body = doc.find("body")
     root = body if body is not None else doc
-    pagelets = partition(root, k)
+    pagelets, elements = partition(root, k)
     text = "\n".join(p.text for p in pagelets)
     text_hash = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-    return Page(url, pagelets, title, simhash(text), text_hash, notes)
+    return Page(url, pagelets, title, simhash(text), text_hash, notes, elements)

@@ -31,7 +31,8 @@ from scrapy_templates.page import Page, PageError, parse_page
 from scrapy_templates.sites import BUILTIN_SITES, SiteFunction, page_id
 from scrapy_templates.store.base import Observation, StoreError
 from scrapy_templates.store.memory import MemoryStore
-from scrapy_templates.templates.decide import Thresholds, mark_pagelets
+from scrapy_templates.templates.decide import Thresholds, main_region, mark_pagelets
+from scrapy_templates.templates.region import SiteRegion, in_region
 
 logger = logging.getLogger(__name__)
 
@@ -69,17 +70,23 @@ class TemplatePipeline:
         self.content_field = s.get("TEMPLATES_CONTENT_FIELD")
         self.info_field = s.get("TEMPLATES_INFO_FIELD")
         self.k = s.getint("TEMPLATES_LINK_THRESHOLD")
-        self.thresholds = Thresholds(s.getint("TEMPLATES_MIN_PAGES"), s.getfloat("TEMPLATES_MIN_SHARE"))
+        self.thresholds = Thresholds(
+            s.getint("TEMPLATES_MIN_PAGES"),
+            s.getfloat("TEMPLATES_MIN_SHARE"),
+            s.getfloat("TEMPLATES_PATTERN_SHARE"),
+        )
         self.site_of = _site_function(s.get("TEMPLATES_SITE"))
         self.bootstrap_pages = s.getint("TEMPLATES_BOOTSTRAP_PAGES")
         self.bootstrap_timeout = s.getfloat("TEMPLATES_BOOTSTRAP_TIMEOUT")
         self.max_bytes = s.getint("TEMPLATES_MAX_HTML_BYTES")
         self.max_tags = s.getint("TEMPLATES_MAX_TAGS")
         self.snippet = s.getint("TEMPLATES_SNIPPET_CHARS")
+        self.main_share = s.getfloat("TEMPLATES_MAIN_REGION_SHARE")
         self.store = build_store(s)
         self.fallback = MemoryStore()
         self._store_down = False
         self._bootstraps: dict[str, asyncio.Future[None]] = {}
+        self._regions: dict[str, SiteRegion] = {}
         self._logged_reasons: set[str] = set()
 
     @classmethod
@@ -165,7 +172,7 @@ class TemplatePipeline:
             return
         site = self.site_of(url)
         pid = page_id(url)
-        fingerprints = _distinct(p.fingerprint for p in page.pagelets)
+        fingerprints = _fingerprints(page)
         obs = await self._observe(site, pid, fingerprints, page)
         if obs.pages < self.bootstrap_pages + 1 and self.bootstrap_pages > 0:
             await self._await_bootstrap(site, page)
@@ -226,29 +233,35 @@ class TemplatePipeline:
     ) -> None:
         support = dict(zip(fingerprints, obs.components if self.use_components else obs.counts))
         counts = dict(zip(fingerprints, obs.counts))
-        pagelet_fps = [p.fingerprint for p in page.pagelets]
-        flags = mark_pagelets(pagelet_fps, support, obs.pages, self.thresholds)
+        flags = self._flags(page, support, obs.pages)
+        kept = self._content(site, page, flags)
         marks = []
         content = []
         template_chars = total_chars = 0
-        for pagelet, flag in zip(page.pagelets, flags, strict=True):
+        outside = 0
+        for pagelet, flag, text in zip(page.pagelets, flags, kept, strict=True):
             total_chars += len(pagelet.text)
+            in_main = text is not None
             if flag:
                 template_chars += len(pagelet.text)
-            elif pagelet.text:
-                content.append(pagelet.text)
-            marks.append(
-                {
-                    "path": pagelet.path,
-                    "text": pagelet.text[: self.snippet],
-                    "pages": counts.get(pagelet.fingerprint, 0),
-                    "template": flag,
-                }
-            )
+            elif not in_main:
+                outside += 1
+            elif text:
+                content.append(text)
+            mark = {
+                "path": pagelet.path,
+                "text": pagelet.text[: self.snippet],
+                "pages": counts.get(pagelet.fingerprint, 0),
+                "template": flag,
+            }
+            if not flag and not in_main:
+                mark["outside_main"] = True
+            marks.append(mark)
         n_template = sum(flags)
         self._inc("templates/items_marked")
         self._inc("templates/pagelets_template", n_template)
-        self._inc("templates/pagelets_content", len(flags) - n_template)
+        self._inc("templates/pagelets_content", len(flags) - n_template - outside)
+        self._inc("templates/pagelets_outside_main", outside)
         info: dict[str, Any] = {
             "site": site,
             "pages_seen": obs.pages,
@@ -265,6 +278,54 @@ class TemplatePipeline:
         self._set(adapter, self.info_field, info)
         if not self.keep_html:
             del adapter[self.html_field]
+
+    def _flags(self, page: Page, support: dict[int, int], pages_seen: int) -> list[bool]:
+        return mark_pagelets(
+            [p.fingerprint for p in page.pagelets],
+            [p.pattern for p in page.pagelets],
+            support,
+            pages_seen,
+            self.thresholds,
+        )
+
+    def _content(self, site: str, page: Page, flags: list[bool]) -> list[str | None]:
+        """The content text each pagelet contributes (``None``: none).
+
+        Non-template pagelets count when they lie in the site's learned main region (a pagelet
+        that contains the region contributes the region's text only), or — while the site has
+        no main region below the root, or the page has no element at its path — in the page's
+        own main region.
+        """
+        pagelets = page.pagelets
+        weights = [0 if flag else len(p.text) for p, flag in zip(pagelets, flags, strict=True)]
+        plain: list[str | None] = [None if flag else p.text for p, flag in zip(pagelets, flags, strict=True)]
+        if self.main_share <= 0:
+            return plain
+        learned = self._regions.setdefault(site, SiteRegion(self.main_share))
+        learned.add([p.path for p in pagelets], weights, flags)
+        before = learned.current
+        main_path = learned.main_path()
+        if main_path != before:
+            logger.info(
+                "scrapy-templates: main region of %s is now %s (after %d pages)",
+                site,
+                main_path or "the whole page",
+                learned.pages,
+            )
+        if main_path is not None:
+            texts: list[str | None] = []
+            for i, (pagelet, text) in enumerate(zip(pagelets, plain, strict=True)):
+                if text is None or in_region(pagelet.path, main_path):
+                    texts.append(text)
+                elif main_path.startswith(pagelet.path + "/"):
+                    texts.append(page.text_below(i, main_path))
+                else:
+                    texts.append(None)
+            if any(texts):
+                return texts
+        region = main_region([p.position for p in pagelets], weights, flags, self.main_share)
+        depth = len(region)
+        return [text if p.position[:depth] == region else None for p, text in zip(pagelets, plain, strict=True)]
 
     async def _await_bootstrap(self, site: str, page: Page) -> None:
         task = self._bootstraps.get(site)
@@ -300,9 +361,23 @@ class TemplatePipeline:
         urls = self._sample_urls(page)
         self._inc("templates/bootstrap_sites")
         logger.info("scrapy-templates: new site %s, sampling %d linked pages", site, len(urls))
-        await asyncio.gather(*(self._sample_one(site, url) for url in urls))
+        samples = await asyncio.gather(*(self._sample_one(site, url) for url in urls))
+        # Decide the sampled pages too, so the site's main region starts from their evidence.
+        region = self._regions.setdefault(site, SiteRegion(self.main_share))
+        for sample in samples:
+            if sample is None:
+                continue
+            fingerprints = _fingerprints(sample)
+            obs = await self._lookup(site, page_id(sample.url), fingerprints)
+            support = dict(zip(fingerprints, obs.components if self.use_components else obs.counts))
+            flags = self._flags(sample, support, obs.pages)
+            region.add(
+                [p.path for p in sample.pagelets],
+                [0 if f else len(p.text) for p, f in zip(sample.pagelets, flags, strict=True)],
+                flags,
+            )
 
-    async def _sample_one(self, site: str, url: str) -> None:
+    async def _sample_one(self, site: str, url: str) -> Page | None:
         engine = self.crawler.engine
         if engine is None:
             return
@@ -312,22 +387,29 @@ class TemplatePipeline:
         except Exception as exc:
             self._inc("templates/bootstrap_errors")
             logger.debug("scrapy-templates: bootstrap fetch of %s failed: %s", url, exc)
-            return
+            return None
         if not isinstance(response, HtmlResponse) or response.status != 200:
-            return
+            return None
         try:
             sample = parse_page(
                 response.text, response.url, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags
             )
         except PageError:
-            return
-        fingerprints = _distinct(p.fingerprint for p in sample.pagelets)
-        await self._observe(site, page_id(response.url), fingerprints, sample)
+            return None
+        await self._observe(site, page_id(response.url), _fingerprints(sample), sample)
         self._inc("templates/bootstrap_pages")
+        return sample
 
 
-def _distinct(fingerprints: Any) -> list[int]:
-    return list(dict.fromkeys(fp for fp in fingerprints if fp))
+def _fingerprints(page: Page) -> list[int]:
+    """The distinct non-zero fingerprints and patterns of a page: what the store counts."""
+    found: dict[int, None] = {}
+    for pagelet in page.pagelets:
+        if pagelet.fingerprint:
+            found[pagelet.fingerprint] = None
+        if pagelet.pattern:
+            found[pagelet.pattern] = None
+    return list(found)
 
 
 __all__: Sequence[str] = ["BOOTSTRAP_META", "TemplatePipeline"]

@@ -15,10 +15,15 @@ class Thresholds:
     ``min_pages = 2`` is the paper's rule (any repeated pagelet). The share test keeps a
     paragraph that two pages of a large site happen to share (an included section, a common
     warning) as content, while navigation and footers, present on most pages, stay template.
+
+    A pagelet's number-blind pattern (its letters without its digits) is template at
+    ``pattern_share``: a dated footer or a counter that is on most pages of the site, while a
+    run of release notes titled "Release 3.0.2 On 2004-06-30", each on one page, stays content.
     """
 
     min_pages: int = 2
     min_share: float = 0.0
+    pattern_share: float = 0.5
 
 
 def is_template(support: int, pages_seen: int, thresholds: Thresholds) -> bool:
@@ -27,12 +32,61 @@ def is_template(support: int, pages_seen: int, thresholds: Thresholds) -> bool:
 
 def mark_pagelets(
     fingerprints: Sequence[int],
+    patterns: Sequence[int],
     support: Mapping[int, int],
     pages_seen: int,
     thresholds: Thresholds,
 ) -> list[bool]:
-    """Template flag of each pagelet; fingerprint 0 (no letters) is never template."""
+    """Template flag of each pagelet from its exact fingerprint or its number-blind pattern;
+    fingerprint 0 (no letters or digits) is never template."""
+    by_pattern = Thresholds(thresholds.min_pages, thresholds.pattern_share)
     return [
-        bool(fp) and is_template(support.get(fp, 0), pages_seen, thresholds)
-        for fp in fingerprints
+        bool(fp)
+        and (
+            is_template(support.get(fp, 0), pages_seen, thresholds)
+            or (bool(pattern) and is_template(support.get(pattern, 0), pages_seen, by_pattern))
+        )
+        for fp, pattern in zip(fingerprints, patterns, strict=True)
     ]
+
+
+def main_region(
+    positions: Sequence[tuple[int, ...]],
+    weights: Sequence[int],
+    templates: Sequence[bool],
+    share: float,
+) -> tuple[int, ...]:
+    """The deepest element holding at least ``share`` of the page's content weight.
+
+    ``positions`` are the pagelets' child-index chains, ``weights`` their content size (0 for
+    template pagelets) and ``templates`` their flags. From the root, descend into the child
+    holding the most weight while it holds ``share`` of the total and its siblings hold a
+    template pagelet (so it is cut from a header, sidebar or footer, never from the headings
+    beside it) or almost nothing — the main dynamic region of a page in the sense of ``004_…``
+    (QA-pagelet selection), found from the template flags alone.
+    """
+    total = sum(weights)
+    region: tuple[int, ...] = ()
+    if total == 0 or share <= 0:
+        return region
+    depth = 0
+    while True:
+        below: dict[int, int] = {}
+        flagged: set[int] = set()
+        for pos, weight, flag in zip(positions, weights, templates, strict=True):
+            if len(pos) > depth and pos[:depth] == region:
+                below[pos[depth]] = below.get(pos[depth], 0) + weight
+                if flag:
+                    flagged.add(pos[depth])
+        if not below:
+            return region
+        child, weight = max(below.items(), key=lambda kv: kv[1])
+        if weight < share * total:
+            return region
+        if weight < _NEGLIGIBLE * total and not (flagged - {child}):
+            return region
+        region = (*region, child)
+        depth += 1
+
+
+_NEGLIGIBLE = 0.99

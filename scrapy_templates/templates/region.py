@@ -1,0 +1,125 @@
+"""The main content region of a site, learned from the pages decided so far.
+
+A page's own main region (:func:`~scrapy_templates.templates.decide.main_region`) fails on short
+pages, where a per-page header or a sidebar's "previous / next" titles are a large share of the
+little text there is. Across a site, though, the element that holds the content is the same tag
+path on almost every page (``#content``, ``main``, ``.document .body``). :class:`SiteRegion`
+accumulates the non-template text of decided pages per tag-path prefix and descends, like the
+per-page rule, to the deepest path that holds ``share`` of it — the site-level counterpart of
+the main dynamic region of ``004_…``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass
+class SiteRegion:
+    """Non-template text per tag-path prefix over a site's pages, and the main path it gives."""
+
+    share: float = 0.9
+    refresh_every: int = 16
+    children: dict[str, dict[str, float]] = field(default_factory=dict)
+    whole: dict[str, float] = field(default_factory=dict)
+    seen: dict[str, int] = field(default_factory=dict)
+    templated: dict[str, int] = field(default_factory=dict)
+    total: float = 0.0
+    pages: int = 0
+    _main: str | None = None
+    _computed_at: int = -1
+
+    def add(self, paths: Sequence[str], weights: Sequence[int], flags: Sequence[bool]) -> None:
+        """Record one decided page: its pagelets' paths, non-template text sizes and template
+        flags.
+
+        Each page counts once, whatever its length (its weights are normalised), so one huge
+        page of another layout cannot outweigh hundreds of ordinary ones."""
+        self.pages += 1
+        seen: set[str] = set()
+        templated: set[str] = set()
+        for path, flag in zip(paths, flags, strict=True):
+            prefixes = _prefixes(path)
+            seen.update(prefixes)
+            if flag:
+                templated.update(prefixes)
+        for prefix in seen:
+            self.seen[prefix] = self.seen.get(prefix, 0) + 1
+        for prefix in templated:
+            self.templated[prefix] = self.templated.get(prefix, 0) + 1
+        page_total = sum(weights)
+        if not page_total:
+            return
+        self.total += 1.0
+        for path, size in zip(paths, weights, strict=True):
+            if not size:
+                continue
+            weight = size / page_total
+            self.whole[path] = self.whole.get(path, 0.0) + weight
+            steps = path.split("/")
+            parent = ""
+            for step in steps:
+                node = f"{parent}/{step}" if parent else step
+                below = self.children.setdefault(parent, {})
+                below[node] = below.get(node, 0) + weight
+                parent = node
+
+    @property
+    def current(self) -> str | None:
+        """The main path as last computed, without recomputing it."""
+        return self._main
+
+    def main_path(self) -> str | None:
+        """Deepest tag path holding ``share`` of the site's non-template text; recomputed every
+        ``refresh_every`` pages (and on each of the first ones) rather than on every call."""
+        stale = self.pages < self.refresh_every or self.pages - self._computed_at >= self.refresh_every
+        if stale:
+            self._main = self._descend()
+            self._computed_at = self.pages
+        return self._main
+
+    def _descend(self) -> str | None:
+        """Descend into the heaviest child while it holds ``share`` of the weight that can vote
+        at that depth, and what is left beside it is a template region (a sibling holding
+        template pagelets on at least a quarter of the pages: header, sidebar, footer) or next to
+        nothing. Headings and preambles next to the content, which carry no template, are
+        therefore never cut off. A pagelet that ends at a node (a page too link-poor to be
+        split there) says nothing about the node's children, so its weight leaves the vote."""
+        if not self.total:
+            return None
+        node = ""
+        voting = self.total
+        while True:
+            below = self.children.get(node)
+            if not below:
+                break
+            voting -= self.whole.get(node, 0.0)
+            child, weight = max(below.items(), key=lambda kv: kv[1])
+            if voting <= 0 or weight < self.share * voting:
+                break
+            if weight < _NEGLIGIBLE * voting and not self._template_beside(node, child):
+                break
+            node = child
+        return node or None
+
+    def _template_beside(self, node: str, child: str) -> bool:
+        pages = self.seen.get(node, 0) if node else self.pages
+        return any(
+            self.templated.get(sibling, 0) >= _TEMPLATE_BESIDE * pages
+            for sibling in self.children.get(node, {})
+            if sibling != child
+        )
+
+
+_NEGLIGIBLE = 0.99
+_TEMPLATE_BESIDE = 0.25
+
+
+def _prefixes(path: str) -> list[str]:
+    steps = path.split("/")
+    return ["/".join(steps[: i + 1]) for i in range(len(steps))]
+
+
+def in_region(path: str, region: str) -> bool:
+    return path == region or path.startswith(region + "/")
