@@ -24,6 +24,7 @@ class SiteRegion:
     children: dict[str, dict[str, float]] = field(default_factory=dict)
     whole: dict[str, float] = field(default_factory=dict)
     seen: dict[str, int] = field(default_factory=dict)
+    unsplit: dict[str, int] = field(default_factory=dict)
     templated: dict[str, int] = field(default_factory=dict)
     total: float = 0.0
     pages: int = 0
@@ -46,6 +47,8 @@ class SiteRegion:
                 templated.update(prefixes)
         for prefix in seen:
             self.seen[prefix] = self.seen.get(prefix, 0) + 1
+        for path in set(paths):
+            self.unsplit[path] = self.unsplit.get(path, 0) + 1
         for prefix in templated:
             self.templated[prefix] = self.templated.get(prefix, 0) + 1
         page_total = sum(weights)
@@ -104,7 +107,7 @@ class SiteRegion:
         return node or None
 
     def _template_beside(self, node: str, child: str) -> bool:
-        pages = self.seen.get(node, 0) if node else self.pages
+        pages = (self.seen.get(node, 0) if node else self.pages) - self.unsplit.get(node, 0)
         return any(
             self.templated.get(sibling, 0) >= _TEMPLATE_BESIDE * pages
             for sibling in self.children.get(node, {})
