@@ -15,7 +15,7 @@ from scrapy_templates.fingerprint import (
 
 
 def test_fingerprint_ignores_case_space_and_punctuation_but_not_digits() -> None:
-    a, b, c, d = text_fingerprints(
+    (a, b, c, d), _ = text_fingerprints(
         [
             "© 2026 Acme Inc.  All rights reserved",
             "2026 ACME inc. all\nRIGHTS reserved!",
@@ -25,17 +25,29 @@ def test_fingerprint_ignores_case_space_and_punctuation_but_not_digits() -> None
     )
     assert a == b
     assert a != c
-    assert d != text_fingerprints(["SQLite Release 3.0.3"])[0]
+    assert d != text_fingerprints(["SQLite Release 3.0.3"])[0][0]
+
+
+def test_number_blind_pattern_joins_dated_variants_only() -> None:
+    exact, patterns = text_fingerprints(
+        ["Last updated 2024-05-31 00:35", "Last updated 2024-06-02 11:10", "Last updated", "Last updated 7"]
+    )
+    assert exact[0] != exact[1]
+    assert patterns[0] == patterns[1] == patterns[3] != 0
+    assert patterns[2] == 0  # no digits: the exact fingerprint says it all
+    assert patterns[0] != exact[2]  # patterns and exact fingerprints never collide
 
 
 def test_fingerprint_zero_for_text_without_letters() -> None:
-    assert text_fingerprints(["", "  ", "— ·", "12"])[:3] == [0, 0, 0]
-    assert text_fingerprints(["word"])[0] != 0
+    assert text_fingerprints(["", "  ", "— ·", "12"])[0][:3] == [0, 0, 0]
+    assert text_fingerprints(["word"])[0][0] != 0
 
 
 def test_batch_equals_one_by_one() -> None:
     texts = ["Home | About", "", "Ünïcödé text 𝐀𝐁", "Last updated 2024-01-01"]
-    assert text_fingerprints(texts) == [text_fingerprints([t])[0] for t in texts]
+    exact, patterns = text_fingerprints(texts)
+    assert exact == [text_fingerprints([t])[0][0] for t in texts]
+    assert patterns == [text_fingerprints([t])[1][0] for t in texts]
 
 
 def test_normalise_keeps_letters_only() -> None:

@@ -108,3 +108,16 @@ def test_broken_markup_and_odd_encodings() -> None:
     assert utf16.text == "naïve"
     declared = parse_page('<?xml version="1.0" encoding="utf-8"?><html><body><p>ok</p></body></html>', "u")
     assert declared.text == "ok"
+
+
+def test_text_below_reads_every_element_at_a_path_inside_a_pagelet() -> None:
+    html = (
+        '<body><div id="header"><h1>git-add(1)</h1></div><div id="content">'
+        "<div><h2>NAME</h2><p>one</p></div><div><h2>OPTIONS</h2><p>two</p></div></div>"
+        '<div id="footer">Last updated</div></body>'
+    )
+    page = parse_page(html, "u")
+    assert [p.path for p in page.pagelets] == ["body"]
+    assert page.text_below(0, "body/div#content") == "NAME one OPTIONS two"
+    assert page.text_below(0, "body/div#content/div/p") == "one\ntwo"
+    assert page.text_below(0, "body/div#missing") is None

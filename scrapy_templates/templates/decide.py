@@ -62,7 +62,7 @@ def main_region(
     template pagelets) and ``templates`` their flags. From the root, descend into the child
     holding the most weight while it holds ``share`` of the total and its siblings hold a
     template pagelet (so it is cut from a header, sidebar or footer, never from the headings
-    beside it) or almost nothing — the main dynamic region of a page in the sense of ``004_…``
+    beside it) or nothing — the main dynamic region of a page in the sense of ``004_…``
     (QA-pagelet selection), found from the template flags alone.
     """
     total = sum(weights)
@@ -83,10 +83,8 @@ def main_region(
         child, weight = max(below.items(), key=lambda kv: kv[1])
         if weight < share * total:
             return region
-        if weight < _NEGLIGIBLE * total and not (flagged - {child}):
+        if weight < total and not (flagged - {child}):
             return region
         region = (*region, child)
         depth += 1
 
-
-_NEGLIGIBLE = 0.99

@@ -25,7 +25,9 @@ class SiteRegion:
     whole: dict[str, float] = field(default_factory=dict)
     seen: dict[str, int] = field(default_factory=dict)
     unsplit: dict[str, int] = field(default_factory=dict)
+    split: dict[str, int] = field(default_factory=dict)
     templated: dict[str, int] = field(default_factory=dict)
+    branches: dict[str, set[str]] = field(default_factory=dict)
     total: float = 0.0
     pages: int = 0
     _main: str | None = None
@@ -47,8 +49,11 @@ class SiteRegion:
                 templated.update(prefixes)
         for prefix in seen:
             self.seen[prefix] = self.seen.get(prefix, 0) + 1
+            self.branches.setdefault(prefix.rpartition("/")[0], set()).add(prefix)
         for path in set(paths):
             self.unsplit[path] = self.unsplit.get(path, 0) + 1
+        for prefix in seen.difference(paths):
+            self.split[prefix] = self.split.get(prefix, 0) + 1
         for prefix in templated:
             self.templated[prefix] = self.templated.get(prefix, 0) + 1
         page_total = sum(weights)
@@ -85,10 +90,12 @@ class SiteRegion:
     def _descend(self) -> str | None:
         """Descend into the heaviest child while it holds ``share`` of the weight that can vote
         at that depth, and what is left beside it is a template region (a sibling holding
-        template pagelets on at least a quarter of the pages: header, sidebar, footer) or next to
+        template pagelets on at least a quarter of the pages: header, sidebar, footer) or
         nothing. Headings and preambles next to the content, which carry no template, are
         therefore never cut off. A pagelet that ends at a node (a page too link-poor to be
-        split there) says nothing about the node's children, so its weight leaves the vote."""
+        split there) says nothing about the node's children, so its weight leaves the vote.
+        The descent stops above paths where pagelets end on most pages (``body/p``): a region
+        holds pagelets."""
         if not self.total:
             return None
         node = ""
@@ -101,7 +108,9 @@ class SiteRegion:
             child, weight = max(below.items(), key=lambda kv: kv[1])
             if voting <= 0 or weight < self.share * voting:
                 break
-            if weight < _NEGLIGIBLE * voting and not self._template_beside(node, child):
+            if self.split.get(child, 0) < _SPLIT_OFTEN * self.seen.get(child, 0):
+                break  # pagelets end at the child, it is not a region holding them
+            if weight < voting - _EPSILON and not self._template_beside(node, child):
                 break
             node = child
         return node or None
@@ -110,12 +119,13 @@ class SiteRegion:
         pages = (self.seen.get(node, 0) if node else self.pages) - self.unsplit.get(node, 0)
         return any(
             self.templated.get(sibling, 0) >= _TEMPLATE_BESIDE * pages
-            for sibling in self.children.get(node, {})
+            for sibling in self.branches.get(node, ())
             if sibling != child
         )
 
 
-_NEGLIGIBLE = 0.99
+_EPSILON = 1e-9
+_SPLIT_OFTEN = 0.25
 _TEMPLATE_BESIDE = 0.25
 
 

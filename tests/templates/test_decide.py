@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from scrapy_templates.templates.decide import Thresholds, is_template, mark_pagelets
+from scrapy_templates.templates.decide import Thresholds, is_template, main_region, mark_pagelets
 
 
 def test_papers_rule_is_any_repeat() -> None:
@@ -16,5 +16,29 @@ def test_share_keeps_rarely_shared_paragraphs_as_content() -> None:
 
 
 def test_mark_pagelets_never_flags_empty_fingerprint() -> None:
-    flags = mark_pagelets([0, 11, 12], {0: 99, 11: 9, 12: 1}, 10, Thresholds(2, 0.0))
+    flags = mark_pagelets([0, 11, 12], [0, 0, 0], {0: 99, 11: 9, 12: 1}, 10, Thresholds(2, 0.0))
     assert flags == [False, True, False]
+
+
+def test_patterns_flag_dated_templates_only_when_site_wide() -> None:
+    # fingerprints 21/22 each on one page; their number-blind patterns 31 on 9 of 10 pages
+    # (a dated footer) and 32 on 2 of 10 (release titles of one section).
+    support = {21: 1, 22: 1, 31: 9, 32: 2}
+    th = Thresholds(min_pages=2, min_share=0.25, pattern_share=0.5)
+    assert mark_pagelets([21, 22], [31, 32], support, 10, th) == [True, False]
+
+
+def test_main_region_cuts_header_and_sidebar_but_not_headings() -> None:
+    # body(0) > header(0,0) [title, content-ish], main(0,1) [h2, text], footer(0,2) [template]
+    positions = [(0, 0), (0, 1, 0), (0, 1, 1), (0, 2)]
+    weights = [30, 20, 900, 0]
+    flags = [False, False, False, True]
+    assert main_region(positions, weights, flags, 0.8) == (0, 1)
+    # Inside main nothing is template: the heading beside the text keeps the region at main.
+    assert main_region(positions, weights, flags, 0.8)[:2] == (0, 1)
+
+
+def test_main_region_stays_at_root_without_template_beside() -> None:
+    positions = [(0,), (1,), (2,)]
+    assert main_region(positions, [10, 900, 5], [False, False, False], 0.8) == ()
+    assert main_region(positions, [10, 900, 0], [False, False, True], 0.8) == (1,)

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from scrapy_templates.templates.region import SiteRegion, in_region
+
+HEADER, CONTENT, FOOTER = "body/div#header", "body/div#content", "body/div#footer"
+
+
+def _page(region: SiteRegion, content: int, header: int = 40, split: bool = True) -> None:
+    if split:
+        region.add(
+            [HEADER, f"{CONTENT}/h2", f"{CONTENT}/div", FOOTER],
+            [header, 10, content, 0],
+            [False, False, False, True],
+        )
+    else:  # a link-poor page: the whole body is one pagelet
+        region.add(["body"], [header + content], [False])
+
+
+def test_learns_the_content_container_across_pages() -> None:
+    region = SiteRegion(share=0.8)
+    for size in (400, 900, 150, 2000, 60):
+        _page(region, size)
+    assert region.main_path() == CONTENT
+
+
+def test_one_huge_page_of_another_layout_does_not_outvote_the_rest() -> None:
+    region = SiteRegion(share=0.8)
+    for _ in range(20):
+        _page(region, 500)
+    region.add(["body/div.book/p"], [500_000], [False])
+    assert region.main_path() == CONTENT
+
+
+def test_unsplit_pages_do_not_vote_below_their_pagelet() -> None:
+    region = SiteRegion(share=0.8)
+    for i in range(30):
+        _page(region, 300, split=i % 2 == 0)
+    assert region.main_path() == CONTENT
+
+
+def test_headings_beside_the_content_are_not_cut() -> None:
+    region = SiteRegion(share=0.8)
+    for _ in range(10):
+        _page(region, 5000)
+    # div holds far more than 80% of the content, but its sibling h2 carries no template.
+    assert region.main_path() == CONTENT
+
+
+def test_flat_site_keeps_the_root() -> None:
+    region = SiteRegion(share=0.8)
+    for _ in range(10):
+        region.add(["body/div.nav", "body/h2", "body/p", "body/p"], [0, 20, 300, 200], [True, False, False, False])
+    assert region.main_path() == "body"
+
+
+def test_in_region_matches_whole_steps() -> None:
+    assert in_region("body/div#content/p", CONTENT)
+    assert in_region(CONTENT, CONTENT)
+    assert not in_region("body/div#contents", CONTENT)
+
+
+def test_template_region_beside_is_seen_whatever_the_order_pages_arrive_in() -> None:
+    # The sidebar holds a template pagelet and a per-page table of contents; the content
+    # container is never template. Both must be known as children of their parent.
+    region = SiteRegion(share=0.8)
+    for i in range(12):
+        region.add(
+            ["body/div#bd/div#main/div.body", "body/div#bd/div#side/h3", "body/div#bd/div#side/ul"],
+            [800 + i, 0, 40],
+            [False, True, False],
+        )
+    assert region.main_path() == "body/div#bd/div#main"
