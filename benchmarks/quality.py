@@ -179,6 +179,7 @@ def main() -> None:
         print(json.dumps(result, indent=1))
     (OUT / "quality.json").write_text(json.dumps(results, indent=1))
     if not args.no_docs:
+        (ROOT / "docs").mkdir(exist_ok=True)
         write_markdown(results, ROOT / "docs" / "quality.md")
 
 
