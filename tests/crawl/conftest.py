@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+RUNNER = Path(__file__).with_name("crawl_runner.py")
+
+
+@dataclass
+class CrawlResult:
+    items: list[dict[str, Any]]
+    stats: dict[str, Any]
+    log: str
+
+
+def run_crawl(out_dir: Path, *, start: str = "", urls: list[str] | None = None, **settings: Any) -> CrawlResult:
+    """Run a real crawl in a subprocess and load what it exported."""
+    cmd = [sys.executable, str(RUNNER), str(out_dir)]
+    if start:
+        cmd += ["--start", start]
+    if urls is not None:
+        url_file = out_dir.with_suffix(".urls")
+        url_file.write_text("\n".join(urls))
+        cmd += ["--urls", str(url_file)]
+    for name, value in settings.items():
+        cmd += ["--set", f"{name}={json.dumps(value)}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise AssertionError(f"crawl failed:\n{proc.stderr[-4000:]}")
+    items = [json.loads(line) for line in (out_dir / "items.jsonl").read_text().splitlines()]
+    stats = json.loads((out_dir / "stats.json").read_text())
+    return CrawlResult(items, stats, proc.stderr)

@@ -1,0 +1,75 @@
+"""Runs one real Scrapy crawl in its own process (a Twisted reactor starts once per process).
+
+    python tests/crawl/crawl_runner.py OUT_DIR (--start URL | --urls FILE) [--set NAME=JSON ...]
+
+Writes OUT_DIR/items.jsonl and OUT_DIR/stats.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+
+import scrapy  # noqa: E402
+from scrapy.crawler import CrawlerProcess  # noqa: E402
+from scrapy.http import HtmlResponse, Response  # noqa: E402
+from scrapy.linkextractors import LinkExtractor  # noqa: E402
+
+
+class RunnerSpider(scrapy.Spider):
+    name = "runner"
+
+    def __init__(self, start: str = "", urls: str = "", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.follow = bool(start)
+        self.start_urls = [start] if start else Path(urls).read_text().split()
+        self.netloc = urlsplit(self.start_urls[0]).netloc
+        self.extractor = LinkExtractor()
+
+    def parse(self, response: Response) -> Iterator[Any]:
+        if not isinstance(response, HtmlResponse):
+            return
+        yield {"url": response.url, "html": response.text}
+        if self.follow:
+            for link in self.extractor.extract_links(response):
+                if urlsplit(link.url).netloc == self.netloc:
+                    yield response.follow(link.url, callback=self.parse)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out_dir", type=Path)
+    parser.add_argument("--start", default="")
+    parser.add_argument("--urls", default="")
+    parser.add_argument("--set", action="append", default=[])
+    args = parser.parse_args()
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    settings: dict[str, Any] = {
+        "ADDONS": {"scrapy_templates.Addon": 500},
+        "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
+        "ROBOTSTXT_OBEY": False,
+        "COOKIES_ENABLED": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "LOG_LEVEL": "INFO",
+        "FEEDS": {str(args.out_dir / "items.jsonl"): {"format": "jsonlines", "overwrite": True}},
+    }
+    for pair in args.set:
+        name, _, value = pair.partition("=")
+        settings[name] = json.loads(value)
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(RunnerSpider)
+    process.crawl(crawler, start=args.start, urls=args.urls)
+    process.start()
+    stats = crawler.stats.get_stats() if crawler.stats else {}
+    (args.out_dir / "stats.json").write_text(json.dumps(stats, default=str))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Real Scrapy crawls of the bundled demo site, with the add-on enabled by its one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.crawl.conftest import run_crawl
+
+
+@pytest.fixture(scope="module")
+def demo_crawl(tmp_path_factory: pytest.TempPathFactory) -> object:
+    from demo.site import DemoSite
+
+    with DemoSite() as site:
+        return run_crawl(tmp_path_factory.mktemp("demo"), start=site.url)
+
+
+def test_every_page_gives_one_marked_item(demo_crawl) -> None:  # type: ignore[no-untyped-def]
+    items, stats = demo_crawl.items, demo_crawl.stats
+    assert len(items) == stats["response_received_count"] - stats.get("httperror/response_ignored_count", 0) - stats.get("templates/bootstrap_pages", 0)
+    assert all("content_text" in item for item in items)
+    assert stats["templates/items_marked"] == len(items)
+    assert stats["templates/bootstrap_pages"] > 0
+
+
+def test_shared_blocks_are_flagged_from_the_first_item_on(demo_crawl) -> None:  # type: ignore[no-untyped-def]
+    templated = [i for i in demo_crawl.items if "/articles/" in i["url"] and "print" not in i["url"]]
+    assert templated, "the crawl reached article pages"
+    first = demo_crawl.items[0]
+    for item in [first, *templated[:3], templated[-1]]:
+        flagged = " ".join(p["text"] for p in item["pagelets"] if p["template"])
+        assert "All rights reserved" in flagged, item["url"]
+        assert "Most read" in flagged, item["url"]
+        assert "All rights reserved" not in item["content_text"]
+        assert "Newsletter" not in item["content_text"]
+
+
+def test_article_text_is_content(demo_crawl) -> None:  # type: ignore[no-untyped-def]
+    from demo.site import BY_ID
+
+    for item in demo_crawl.items:
+        if "/articles/" in item["url"] and "print" not in item["url"]:
+            art_id = int(item["url"].split("/articles/")[1].split("-")[0])
+            article = BY_ID[art_id]
+            assert article.paragraphs[0][:60] in item["content_text"]
+            assert article.title in item["content_text"]
+
+
+def test_crawl_without_the_addon_leaves_items_alone(tmp_path: Path) -> None:
+    from demo.site import DemoSite
+
+    with DemoSite() as site:
+        result = run_crawl(tmp_path, start=site.url, TEMPLATES_ENABLED=False)
+    assert result.items
+    assert all("content_text" not in item for item in result.items)
+    assert not any(key.startswith("templates/") for key in result.stats)

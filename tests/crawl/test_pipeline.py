@@ -1,0 +1,218 @@
+"""The pipeline on its own: items in, marked items out, no crawl."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+import pytest
+import scrapy
+from scrapy.utils.test import get_crawler
+
+from scrapy_templates.crawl.pipeline import TemplatePipeline
+from scrapy_templates.settings import DEFAULTS
+from scrapy_templates.store.base import StoreError
+
+NAV = "<nav><ul>" + "".join(f'<li><a href="/s{i}">Section {i}</a></li>' for i in range(5)) + "</ul></nav>"
+FOOTER = '<footer><a href="/a">About</a> <a href="/c">Contact</a> <a href="/p">Privacy</a> © Example</footer>'
+
+
+WORDS = "river market council study energy winter harbour museum league garden festival".split()
+
+
+def page(n: int) -> str:
+    """A page of the test site: shared nav and footer around words of its own."""
+    words = [WORDS[(n * 7 + j) % len(WORDS)] for j in range(12)]
+    body = "".join(f"<p>Story {n} paragraph {j}: {' '.join(words[j:] + words[:j])}.</p>" for j in range(3))
+    return f"<html><body>{NAV}<main><h1>Title {n}</h1>{body}</main>{FOOTER}</body></html>"
+
+
+def make_pipeline(**settings: Any) -> TemplatePipeline:
+    values = {**DEFAULTS, "TEMPLATES_BOOTSTRAP_PAGES": 0, **settings}
+    return TemplatePipeline.from_crawler(get_crawler(settings_dict=values))
+
+
+async def mark_all(pipeline: TemplatePipeline, items: list[Any]) -> list[Any]:
+    await pipeline.open_spider()
+    out = [await pipeline.process_item(item) for item in items]
+    await pipeline.close_spider()
+    return out
+
+
+async def test_navigation_and_footer_are_flagged_and_content_kept() -> None:
+    items = [{"url": f"http://site.test/n{n}", "html": page(n)} for n in range(6)]
+    out = await mark_all(make_pipeline(), items)
+    last = out[-1]
+    flagged = [p["text"] for p in last["pagelets"] if p["template"]]
+    assert any("Section 0" in t for t in flagged)
+    assert any("Privacy" in t for t in flagged)
+    assert "Story 5 paragraph 0" in last["content_text"]
+    assert "Section 1" not in last["content_text"]
+    assert last["templates"]["pages_seen"] == 6
+    assert last["templates"]["template_share"] > 0
+
+
+async def test_first_item_without_other_pages_keeps_everything_as_content() -> None:
+    out = await mark_all(make_pipeline(), [{"url": "http://site.test/x", "html": page(1)}])
+    assert not any(p["template"] for p in out[0]["pagelets"])
+    assert out[0]["templates"]["pages_seen"] == 1
+
+
+async def test_refetched_url_and_mirror_copy_do_not_make_content_a_template() -> None:
+    html = page(3)
+    items = [
+        {"url": "http://site.test/a", "html": html},
+        {"url": "http://site.test/a", "html": html},
+        {"url": "http://site.test/mirror/a", "html": html},
+    ]
+    out = await mark_all(make_pipeline(), items)
+    assert "Story 3 paragraph 1" in out[-1]["content_text"]
+    assert out[-1]["templates"]["pages_seen"] == 1
+
+
+class ArticleItem(scrapy.Item):
+    url = scrapy.Field()
+    html = scrapy.Field()
+    pagelets = scrapy.Field()
+    content_text = scrapy.Field()
+    templates = scrapy.Field()
+
+
+@dataclasses.dataclass
+class DataItem:
+    url: str
+    html: str
+    pagelets: list[Any] | None = None
+    content_text: str | None = None
+    templates: dict[str, Any] | None = None
+
+
+async def test_any_item_type_through_itemadapter() -> None:
+    out = await mark_all(
+        make_pipeline(),
+        [
+            ArticleItem(url="http://site.test/1", html=page(1)),
+            DataItem(url="http://site.test/2", html=page(2)),
+            {"url": "http://site.test/3", "html": page(3).encode("utf-8")},
+        ],
+    )
+    assert "Story 1 paragraph 0" in out[0]["content_text"]
+    assert out[1].content_text is not None and "Story 2" in out[1].content_text
+    assert "Story 3" in out[2]["content_text"]
+
+
+class UndeclaredItem(scrapy.Item):
+    url = scrapy.Field()
+    html = scrapy.Field()
+
+
+async def test_item_class_without_the_fields_passes_on_with_a_stat(caplog: pytest.LogCaptureFixture) -> None:
+    pipeline = make_pipeline()
+    with caplog.at_level(logging.WARNING):
+        out = await mark_all(pipeline, [UndeclaredItem(url="http://site.test/1", html=page(1))])
+    assert out[0]["url"] == "http://site.test/1"
+    assert pipeline.stats is not None
+    assert pipeline.stats.get_value("templates/fields_undeclared") == 3
+    assert "does not declare field" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("item", "reason"),
+    [
+        ({"url": "http://site.test/1"}, "missing-html"),
+        ({"html": page(1)}, "missing-url"),
+        ({"url": "http://site.test/1", "html": 42}, "bad-html"),
+        ({"url": "http://site.test/1", "html": ""}, "empty"),
+        ({"url": "http://site.test/1", "html": b"%PDF-1.7 \x00\x01"}, "not-html"),
+        ({"url": "http://site.test/1", "html": "<i>x</i>" * 200}, "too-many-tags"),
+    ],
+)
+async def test_bad_input_passes_on_with_a_reason(item: dict[str, Any], reason: str) -> None:
+    pipeline = make_pipeline(TEMPLATES_MAX_TAGS=100)
+    out = await mark_all(pipeline, [dict(item)])
+    assert out[0]["templates"]["reason"] == reason
+    assert pipeline.stats is not None
+    assert pipeline.stats.get_value(f"templates/items_skipped/{reason}") == 1
+
+
+async def test_reason_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        await mark_all(make_pipeline(), [{"url": f"http://s/{i}"} for i in range(5)])
+    assert len([r for r in caplog.records if "missing-html" in r.getMessage()]) == 1
+
+
+async def test_html_can_be_dropped_after_marking() -> None:
+    out = await mark_all(make_pipeline(TEMPLATES_KEEP_HTML=False), [{"url": "http://s/1", "html": page(1)}])
+    assert "html" not in out[0]
+    assert "content_text" in out[0]
+
+
+async def test_field_names_are_settings() -> None:
+    out = await mark_all(
+        make_pipeline(TEMPLATES_HTML_FIELD="body", TEMPLATES_URL_FIELD="link", TEMPLATES_CONTENT_FIELD="text"),
+        [{"link": "http://s/1", "body": page(1)}],
+    )
+    assert "Story 1" in out[0]["text"]
+
+
+class BrokenStore:
+    """A store whose backend is down."""
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> BrokenStore:
+        return cls()
+
+    async def open(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def observe(self, *args: Any, **kwargs: Any) -> Any:
+        raise StoreError("connection refused")
+
+    async def lookup(self, *args: Any, **kwargs: Any) -> Any:
+        raise StoreError("connection refused")
+
+
+async def test_store_failure_falls_back_to_local_counts(caplog: pytest.LogCaptureFixture) -> None:
+    pipeline = make_pipeline(TEMPLATES_STORE=f"{__name__}.BrokenStore")
+    items = [{"url": f"http://site.test/n{n}", "html": page(n)} for n in range(4)]
+    with caplog.at_level(logging.ERROR):
+        out = await mark_all(pipeline, items)
+    assert len(out) == 4
+    assert all(i["templates"]["store"] == "local-fallback" for i in out)
+    assert any(p["template"] for p in out[-1]["pagelets"])
+    assert caplog.text.count("store unavailable") == 1
+    assert pipeline.stats is not None and pipeline.stats.get_value("templates/store_errors") == 1
+
+
+def test_disabled_raises_not_configured() -> None:
+    from scrapy.exceptions import NotConfigured
+
+    with pytest.raises(NotConfigured, match="TEMPLATES_ENABLED"):
+        make_pipeline(TEMPLATES_ENABLED=False)
+    with pytest.raises(NotConfigured, match="TEMPLATES_ALGORITHM"):
+        make_pipeline(TEMPLATES_ALGORITHM="magic")
+
+
+async def test_global_algorithm_needs_link_connected_owners() -> None:
+    # Two pages share a block but do not link to each other: by the global algorithm the
+    # shared block is an accidental match; once a third page links both, it is a template.
+    shared = "<div><p>Shared block of text that repeats.</p></div>"
+
+    def links(*targets: str) -> str:
+        return "<ul>" + "".join(f'<li><a href="/{t}">{t}</a></li>' for t in targets) + "</ul>"
+
+    items = [
+        {"url": "http://s/a", "html": f"<body>{shared}{links('x', 'y', 'z')}<p>Page a only.</p></body>"},
+        {"url": "http://s/b", "html": f"<body>{shared}{links('u', 'v', 'w')}<p>Page b only.</p></body>"},
+    ]
+    pipeline = make_pipeline(TEMPLATES_ALGORITHM="global", TEMPLATES_MIN_SHARE=0.0, TEMPLATES_MAIN_REGION_SHARE=0)
+    out = await mark_all(pipeline, items)
+    assert not any(p["template"] for p in out[1]["pagelets"])
+    linked = make_pipeline(TEMPLATES_ALGORITHM="global", TEMPLATES_MIN_SHARE=0.0, TEMPLATES_MAIN_REGION_SHARE=0)
+    items[1] = {"url": "http://s/b", "html": f"<body>{shared}{links('a', 'v', 'w')}<p>Page b only.</p></body>"}
+    out = await mark_all(linked, items)
+    assert any(p["template"] and "Shared block" in p["text"] for p in out[1]["pagelets"])
