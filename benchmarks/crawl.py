@@ -27,16 +27,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     args = parser.parse_args(argv)
 
+    from demo import settings as demo_settings
     from scrapy.crawler import CrawlerProcess
     from scrapy.settings import Settings
-
-    from demo import settings as demo_settings
 
     args.out_dir.mkdir(parents=True, exist_ok=True)
     settings = Settings()
     settings.setmodule(demo_settings, priority="project")
     settings.set("LOG_LEVEL", "WARNING")
-    settings.set("FEEDS", {str(args.out_dir / "items.jsonl"): {"format": "jsonlines", "overwrite": True}})
+    settings.set(
+        "FEEDS", {str(args.out_dir / "items.jsonl"): {"format": "jsonlines", "overwrite": True}}
+    )
     if args.no_addon:
         settings.set("ADDONS", {})
     for pair in args.set:

@@ -153,10 +153,15 @@ def write_markdown(results: list[dict], path: Path) -> None:
         "|---|---:|---|---:|---:|---:|",
     ]
     for r in results:
-        rows = [("**scrapy-templates**", r["ours"]), ("scrapy-templates, first 50", r["ours_first50"])]
+        rows = [
+            ("**scrapy-templates**", r["ours"]),
+            ("scrapy-templates, first 50", r["ours_first50"]),
+        ]
         rows += sorted(r["peers"].items(), key=lambda kv: -kv[1][2])
         for name, (p, rec, f) in rows:
-            lines.append(f"| {r['site']} | {r['scored']} | {name} | {p:.3f} | {rec:.3f} | {f:.3f} |")
+            lines.append(
+                f"| {r['site']} | {r['scored']} | {name} | {p:.3f} | {rec:.3f} | {f:.3f} |"
+            )
     lines += ["", "Gold containers:", ""]
     lines += [f"- **{r['site']}**: {r['gold']}" for r in results]
     path.write_text("\n".join(lines) + "\n")

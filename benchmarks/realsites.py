@@ -21,11 +21,7 @@ from urllib.parse import unquote, urlsplit
 import lxml.etree
 import lxml.html
 
-_BLOCKS = (
-    "address article aside blockquote br caption dd details dialog div dl dt fieldset "
-    "figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr li main nav ol option p pre "
-    "section summary table tbody td tfoot th thead tr ul"
-).split()
+from scrapy_templates.page import BLOCK_TAGS
 
 
 @dataclass(frozen=True)
@@ -116,7 +112,7 @@ def visible_text(elements: list[lxml.html.HtmlElement]) -> str:
     for el in elements:
         el = copy.deepcopy(el)
         lxml.etree.strip_elements(el, "script", "style", "noscript", "template", with_tail=False)
-        for block in el.iter(*_BLOCKS):
+        for block in el.iter(*BLOCK_TAGS):
             block.tail = "\n" + (block.tail or "")
         parts.append(el.text_content())
     return "\n".join(parts)

@@ -19,10 +19,9 @@ os.environ["SCRAPY_SETTINGS_MODULE"] = "demo.settings"
 
 
 def main() -> int:
+    from demo.site import DemoSite
     from scrapy.crawler import CrawlerProcess
     from scrapy.utils.project import get_project_settings
-
-    from demo.site import DemoSite
 
     os.chdir(HERE)
     out = HERE / "output" / "items.jsonl"

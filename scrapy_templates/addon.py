@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from scrapy.settings import BaseSettings
 
+from scrapy_templates.crawl.pipeline import TemplatePipeline
 from scrapy_templates.settings import DEFAULTS
-
-PIPELINE = "scrapy_templates.crawl.pipeline.TemplatePipeline"
 
 
 class Addon:
@@ -19,5 +18,5 @@ class Addon:
         if not settings.getbool("TEMPLATES_ENABLED"):
             return
         settings.setdefault_in_component_priority_dict(
-            "ITEM_PIPELINES", PIPELINE, settings.getint("TEMPLATES_PIPELINE_PRIORITY")
+            "ITEM_PIPELINES", TemplatePipeline, settings.getint("TEMPLATES_PIPELINE_PRIORITY")
         )

@@ -50,7 +50,9 @@ def _alpha_table() -> np.ndarray:
 
 _IS_ALPHA = _alpha_table()
 _IS_LETTER_ONLY = _IS_ALPHA.copy()
-_IS_LETTER_ONLY[[ord(c) for c in "".join(chr(i) for i in range(0x110000) if chr(i).isdigit())]] = False
+_IS_LETTER_ONLY[[ord(c) for c in "".join(chr(i) for i in range(0x110000) if chr(i).isdigit())]] = (
+    False
+)
 _IS_DIGIT = _IS_ALPHA & ~_IS_LETTER_ONLY
 
 

@@ -23,13 +23,53 @@ from scrapy_templates.fingerprint import simhash, text_fingerprints
 _INVISIBLE = ("script", "style", "noscript", "template", "head", "iframe", "object")
 _DIGITS = re.compile(r"\d")
 # Elements a browser lays out as blocks: their text must not run into the next element's.
-_BLOCKS = (
-    "address article aside blockquote br caption dd details dialog div dl dt fieldset "
-    "figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr li main nav ol option p pre "
-    "section summary table tbody td tfoot th thead tr ul"
-).split()
-_PARSER = lxml.etree.HTMLParser(encoding="utf-8", recover=True, remove_comments=True, remove_pis=True)
-
+BLOCK_TAGS = [
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "br",
+    "caption",
+    "dd",
+    "details",
+    "dialog",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hr",
+    "li",
+    "main",
+    "nav",
+    "ol",
+    "option",
+    "p",
+    "pre",
+    "section",
+    "summary",
+    "table",
+    "tbody",
+    "td",
+    "tfoot",
+    "th",
+    "thead",
+    "tr",
+    "ul",
+]
+_PARSER = lxml.etree.HTMLParser(
+    encoding="utf-8", recover=True, remove_comments=True, remove_pis=True
+)
 
 
 class PageError(ValueError):
@@ -161,9 +201,7 @@ def _link_counts(root: lxml.etree._Element) -> dict[lxml.etree._Element, int]:
     return counts
 
 
-def partition(
-    root: lxml.etree._Element, k: int
-) -> tuple[list[Pagelet], list[lxml.etree._Element]]:
+def partition(root: lxml.etree._Element, k: int) -> tuple[list[Pagelet], list[lxml.etree._Element]]:
     """Flat pagelet partition of ``root`` in document order (``000_…`` §3.1), with the
     element of each pagelet (the split element itself for loose text)."""
     split = {el.getparent() for el, n in _link_counts(root).items() if n >= k}
@@ -236,7 +274,7 @@ def parse_page(
     title_el = doc.find(".//title")
     title = _clean("".join(title_el.itertext())) if title_el is not None else ""
     lxml.etree.strip_elements(doc, *_INVISIBLE, with_tail=False)
-    for el in doc.iter(*_BLOCKS):
+    for el in doc.iter(*BLOCK_TAGS):
         tail = el.tail
         el.tail = "\n" + tail if tail else "\n"
     body = doc.find("body")

@@ -20,30 +20,114 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("TEMPLATES_ENABLED", True, "Master switch: when false every component raises NotConfigured."),
-    Setting("TEMPLATES_PIPELINE_PRIORITY", 300, "Priority of the template pipeline in ITEM_PIPELINES."),
+    Setting(
+        "TEMPLATES_ENABLED", True, "Master switch: when false every component raises NotConfigured."
+    ),
+    Setting(
+        "TEMPLATES_PIPELINE_PRIORITY", 300, "Priority of the template pipeline in ITEM_PIPELINES."
+    ),
     Setting("TEMPLATES_HTML_FIELD", "html", "Item field that holds the page HTML (str or bytes)."),
-    Setting("TEMPLATES_URL_FIELD", "url", "Item field that holds the page URL; the site and page identity come from it."),
-    Setting("TEMPLATES_KEEP_HTML", True, "Keep the HTML field on the exported item; false removes it after marking."),
-    Setting("TEMPLATES_PAGELETS_FIELD", "pagelets", "Item field that receives the list of pagelets with their template flag."),
-    Setting("TEMPLATES_CONTENT_FIELD", "content_text", "Item field that receives the page text without template pagelets."),
-    Setting("TEMPLATES_INFO_FIELD", "templates", "Item field that receives the decision summary (site, pages seen, algorithm, reason)."),
-    Setting("TEMPLATES_ALGORITHM", "local", "'local' (shingle groups, 000_… §3.2 Fig. 4) or 'global' (groups split into link-connected components, Fig. 5)."),
-    Setting("TEMPLATES_LINK_THRESHOLD", 3, "k of the pagelet partition: an element is split when a child holds at least k links (000_… §3.1)."),
-    Setting("TEMPLATES_MIN_PAGES", 2, "A pagelet is template when it occurs on at least this many distinct pages of its site."),
-    Setting("TEMPLATES_MIN_SHARE", 0.25, "…and on at least this share of the site's pages seen so far (0 disables the share test)."),
-    Setting("TEMPLATES_PATTERN_SHARE", 0.5, "A pagelet differing from others only in its numbers (a dated footer, a counter) is template when that pattern is on this share of the site's pages."),
-    Setting("TEMPLATES_MAIN_REGION_SHARE", 0.8, "Content text is taken from the deepest element holding this share of the page's non-template text (0 keeps every non-template pagelet)."),
-    Setting("TEMPLATES_SITE", "host", "How pages are grouped into sites: 'host', 'domain' (registered domain) or a dotted path to a function url -> site."),
-    Setting("TEMPLATES_BOOTSTRAP_PAGES", 6, "Cold start: when a site is first seen, fetch up to this many of its linked pages before deciding (0 disables)."),
-    Setting("TEMPLATES_BOOTSTRAP_TIMEOUT", 30.0, "Seconds the first items of a site may wait for the bootstrap sample before deciding on what is there."),
-    Setting("TEMPLATES_MAX_HTML_BYTES", 5_000_000, "Pages larger than this are cut to this size before parsing (the reason field says so)."),
-    Setting("TEMPLATES_MAX_TAGS", 100_000, "Pages with more tags ('<' characters) than this are not partitioned; the item is flagged instead."),
-    Setting("TEMPLATES_SNIPPET_CHARS", 80, "Length of the text snippet stored on each pagelet of the item."),
-    Setting("TEMPLATES_STORE", "memory", "'memory' (in-process, default) or 'redis'; a dotted path to a store class also works."),
-    Setting("TEMPLATES_REDIS_URL", None, "Redis URL for the shared store; falls back to scrapy-redis's REDIS_URL when unset."),
+    Setting(
+        "TEMPLATES_URL_FIELD",
+        "url",
+        "Item field that holds the page URL; the site and page identity come from it.",
+    ),
+    Setting(
+        "TEMPLATES_KEEP_HTML",
+        True,
+        "Keep the HTML field on the exported item; false removes it after marking.",
+    ),
+    Setting(
+        "TEMPLATES_PAGELETS_FIELD",
+        "pagelets",
+        "Item field that receives the list of pagelets with their template flag.",
+    ),
+    Setting(
+        "TEMPLATES_CONTENT_FIELD",
+        "content_text",
+        "Item field that receives the page text without template pagelets.",
+    ),
+    Setting(
+        "TEMPLATES_INFO_FIELD",
+        "templates",
+        "Item field that receives the decision summary (site, pages seen, algorithm, reason).",
+    ),
+    Setting(
+        "TEMPLATES_ALGORITHM",
+        "local",
+        "'local' (shingle groups, 000_… §3.2 Fig. 4) or 'global' (groups split into link-connected components, Fig. 5).",
+    ),
+    Setting(
+        "TEMPLATES_LINK_THRESHOLD",
+        3,
+        "k of the pagelet partition: an element is split when a child holds at least k links (000_… §3.1).",
+    ),
+    Setting(
+        "TEMPLATES_MIN_PAGES",
+        2,
+        "A pagelet is template when it occurs on at least this many distinct pages of its site.",
+    ),
+    Setting(
+        "TEMPLATES_MIN_SHARE",
+        0.25,
+        "…and on at least this share of the site's pages seen so far (0 disables the share test).",
+    ),
+    Setting(
+        "TEMPLATES_PATTERN_SHARE",
+        0.5,
+        "A pagelet differing from others only in its numbers (a dated footer, a counter) is template when that pattern is on this share of the site's pages.",
+    ),
+    Setting(
+        "TEMPLATES_MAIN_REGION_SHARE",
+        0.8,
+        "Content text is taken from the deepest element holding this share of the page's non-template text (0 keeps every non-template pagelet).",
+    ),
+    Setting(
+        "TEMPLATES_SITE",
+        "host",
+        "How pages are grouped into sites: 'host', 'domain' (registered domain) or a dotted path to a function url -> site.",
+    ),
+    Setting(
+        "TEMPLATES_BOOTSTRAP_PAGES",
+        6,
+        "Cold start: when a site is first seen, fetch up to this many of its linked pages before deciding (0 disables).",
+    ),
+    Setting(
+        "TEMPLATES_BOOTSTRAP_TIMEOUT",
+        30.0,
+        "Seconds the first items of a site may wait for the bootstrap sample before deciding on what is there.",
+    ),
+    Setting(
+        "TEMPLATES_MAX_HTML_BYTES",
+        5_000_000,
+        "Pages larger than this are cut to this size before parsing (the reason field says so).",
+    ),
+    Setting(
+        "TEMPLATES_MAX_TAGS",
+        100_000,
+        "Pages with more tags ('<' characters) than this are not partitioned; the item is flagged instead.",
+    ),
+    Setting(
+        "TEMPLATES_SNIPPET_CHARS",
+        80,
+        "Length of the text snippet stored on each pagelet of the item.",
+    ),
+    Setting(
+        "TEMPLATES_STORE",
+        "memory",
+        "'memory' (in-process, default) or 'redis'; a dotted path to a store class also works.",
+    ),
+    Setting(
+        "TEMPLATES_REDIS_URL",
+        None,
+        "Redis URL for the shared store; falls back to scrapy-redis's REDIS_URL when unset.",
+    ),
     Setting("TEMPLATES_REDIS_PREFIX", "templates", "Prefix of every Redis key the store writes."),
-    Setting("TEMPLATES_MAX_OWNERS", 256, "Global algorithm: owner pages remembered per pagelet fingerprint and site."),
+    Setting(
+        "TEMPLATES_MAX_OWNERS",
+        256,
+        "Global algorithm: owner pages remembered per pagelet fingerprint and site.",
+    ),
     Setting("TEMPLATES_MAX_LINKS", 200, "Global algorithm: out-links remembered per page."),
 )
 

@@ -30,7 +30,12 @@ def test_fingerprint_ignores_case_space_and_punctuation_but_not_digits() -> None
 
 def test_number_blind_pattern_joins_dated_variants_only() -> None:
     exact, patterns = text_fingerprints(
-        ["Last updated 2024-05-31 00:35", "Last updated 2024-06-02 11:10", "Last updated", "Last updated 7"]
+        [
+            "Last updated 2024-05-31 00:35",
+            "Last updated 2024-06-02 11:10",
+            "Last updated",
+            "Last updated 7",
+        ]
     )
     assert exact[0] != exact[1]
     assert patterns[0] == patterns[1] == patterns[3] != 0
@@ -56,7 +61,16 @@ def test_normalise_keeps_letters_only() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "a", "abc", "abcd", "Hello, World! 42", "日本語のテキスト 中文", "𝐀𝐁𝐂𝐃𝐄 mixed astral", "x" * 40],
+    [
+        "",
+        "a",
+        "abc",
+        "abcd",
+        "Hello, World! 42",
+        "日本語のテキスト 中文",
+        "𝐀𝐁𝐂𝐃𝐄 mixed astral",
+        "x" * 40,
+    ],
 )
 def test_simhash_equals_simhash_package(text: str) -> None:
     assert simhash(text) == Simhash(text).value

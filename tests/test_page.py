@@ -13,7 +13,9 @@ def test_partition_follows_definition_2() -> None:
     # body has a child (nav) with 3 links -> body is split; so is nav (its ul holds 3); the
     # ul's items hold 1 link each, so the ul is one pagelet; the article holds 2 links (< k).
     html = f"""<html><body>
-      <nav><ul><li>{_links(1, "a")}</li><li>{_links(1, "b")}</li><li>{_links(1, "c")}</li></ul></nav>
+      <nav><ul>
+        <li>{_links(1, "a")}</li><li>{_links(1, "b")}</li><li>{_links(1, "c")}</li>
+      </ul></nav>
       <article><h1>Title</h1><p>First {_links(2, "d")} paragraph.</p><p>Second.</p></article>
     </body></html>"""
     page = parse_page(html, "http://s/p", k=3)
@@ -31,7 +33,11 @@ def test_split_descends_until_no_child_holds_k_links() -> None:
     page = parse_page(html, "http://s/p", k=3)
     paths = [p.path for p in page.pagelets]
     # wrap is split (menu has 4), main is split (rel has 3), menu and rel are pagelets.
-    assert paths == ["body/div#wrap/div.menu", "body/div#wrap/div.main/p", "body/div#wrap/div.main/div.rel"]
+    assert paths == [
+        "body/div#wrap/div.menu",
+        "body/div#wrap/div.main/p",
+        "body/div#wrap/div.main/div.rel",
+    ]
     # With k=5 only wrap (7 links) is "linky": body splits, wrap stays whole.
     assert [p.path for p in parse_page(html, "http://s/p", k=5).pagelets] == ["body/div#wrap"]
 
@@ -100,13 +106,17 @@ def test_broken_markup_and_odd_encodings() -> None:
     broken = parse_page("<body><div><p>unclosed <b>bold<div>next</body>", "u")
     assert "unclosed" in broken.text and "next" in broken.text
     latin = parse_page(
-        '<html><head><meta charset="iso-8859-1"></head><body><p>caf\xe9</p></body></html>'.encode("latin-1"),
+        '<html><head><meta charset="iso-8859-1"></head><body><p>caf\xe9</p></body></html>'.encode(
+            "latin-1"
+        ),
         "u",
     )
     assert latin.text == "café"
     utf16 = parse_page("\ufeff<html><body><p>naïve</p></body></html>".encode("utf-16-le"), "u")
     assert utf16.text == "naïve"
-    declared = parse_page('<?xml version="1.0" encoding="utf-8"?><html><body><p>ok</p></body></html>', "u")
+    declared = parse_page(
+        '<?xml version="1.0" encoding="utf-8"?><html><body><p>ok</p></body></html>', "u"
+    )
     assert declared.text == "ok"
 
 

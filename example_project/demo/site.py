@@ -21,15 +21,97 @@ from urllib.parse import parse_qs, urlsplit
 CATEGORIES = ("world", "science", "culture", "sport")
 PER_PAGE = 6
 N_ARTICLES = 48
-_WORDS = (
-    "river market council study energy winter harbour museum league garden festival engine "
-    "climate planet vaccine orchestra novel stadium coach election treaty budget research "
-    "telescope fossil ocean forest village bridge railway library theatre painter composer "
-    "goal season final record storm harvest coast island mountain valley factory school "
-    "hospital journal archive signal network data model method result evidence sample theory "
-    "border minister reform protest trade export import price inflation bank loan credit"
-).split()
-_FILLER = "the a of and to in for with on by from after before over under about while".split()
+_WORDS = [
+    "river",
+    "market",
+    "council",
+    "study",
+    "energy",
+    "winter",
+    "harbour",
+    "museum",
+    "league",
+    "garden",
+    "festival",
+    "engine",
+    "climate",
+    "planet",
+    "vaccine",
+    "orchestra",
+    "novel",
+    "stadium",
+    "coach",
+    "election",
+    "treaty",
+    "budget",
+    "research",
+    "telescope",
+    "fossil",
+    "ocean",
+    "forest",
+    "village",
+    "bridge",
+    "railway",
+    "library",
+    "theatre",
+    "painter",
+    "composer",
+    "goal",
+    "season",
+    "final",
+    "record",
+    "storm",
+    "harvest",
+    "coast",
+    "island",
+    "mountain",
+    "valley",
+    "factory",
+    "school",
+    "hospital",
+    "journal",
+    "archive",
+    "signal",
+    "network",
+    "data",
+    "model",
+    "method",
+    "result",
+    "evidence",
+    "sample",
+    "theory",
+    "border",
+    "minister",
+    "reform",
+    "protest",
+    "trade",
+    "export",
+    "import",
+    "price",
+    "inflation",
+    "bank",
+    "loan",
+    "credit",
+]
+_FILLER = [
+    "the",
+    "a",
+    "of",
+    "and",
+    "to",
+    "in",
+    "for",
+    "with",
+    "on",
+    "by",
+    "from",
+    "after",
+    "before",
+    "over",
+    "under",
+    "about",
+    "while",
+]
 
 
 @dataclass(frozen=True)
@@ -132,7 +214,9 @@ inbox every Sunday.</p><a href="/newsletter">Subscribe</a> <a href="/privacy">Pr
 def _article_main(a: Article, links: _Links) -> str:
     body = "".join(f"<p>{html.escape(p)}</p>" for p in a.paragraphs)
     related = [BY_ID[1 + (a.id + k * 5) % N_ARTICLES] for k in (1, 2, 3)]
-    rel = "".join(f'<li><a href="{links.session(r.path)}">{html.escape(r.title)}</a></li>' for r in related)
+    rel = "".join(
+        f'<li><a href="{links.session(r.path)}">{html.escape(r.title)}</a></li>' for r in related
+    )
     return (
         f'<div class="breadcrumb"><a href="/">Home</a> › <a href="/category/{a.category}">'
         f"{a.category.title()}</a></div>"
@@ -180,13 +264,16 @@ def render(raw_path: str) -> tuple[int, str]:
         chunk = items[(page - 1) * PER_PAGE : page * PER_PAGE]
         pages = (len(items) + PER_PAGE - 1) // PER_PAGE
         pager = " ".join(
-            f'<a href="{links.session(f"/category/{cat}/?page={n}")}">{n}</a>' for n in range(1, pages + 1)
+            f'<a href="{links.session(f"/category/{cat}/?page={n}")}">{n}</a>'
+            for n in range(1, pages + 1)
         )
         sorts = (
             f'<p class="sort">Sort by <a href="/category/{cat}/?sort=date">date</a> or '
             f'<a href="/category/{cat}/?sort=title">title</a></p>'
         )
-        main = f"<h1>{cat.title()}</h1>{sorts}{_listing(chunk, links)}<div class='pager'>{pager}</div>"
+        main = (
+            f"<h1>{cat.title()}</h1>{sorts}{_listing(chunk, links)}<div class='pager'>{pager}</div>"
+        )
         return 200, _layout(cat.title(), main, raw_path)
     if path.startswith("/articles/") and path.endswith(".html"):
         try:
@@ -197,7 +284,8 @@ def render(raw_path: str) -> tuple[int, str]:
             body = "".join(f"<p>{html.escape(p)}</p>" for p in art.paragraphs)
             return 200, (
                 f"<html><head><title>{html.escape(art.title)}</title>"
-                f'<link rel="canonical" href="{art.path}"></head><body><h1>{html.escape(art.title)}</h1>'
+                f'<link rel="canonical" href="{art.path}"></head>'
+                f"<body><h1>{html.escape(art.title)}</h1>"
                 f"<p>Published {art.date}</p>{body}</body></html>"
             )
         main = _article_main(art, links)

@@ -58,7 +58,9 @@ class TemplatePipeline:
             raise NotConfigured("TEMPLATES_ENABLED is false")
         algorithm = s.get("TEMPLATES_ALGORITHM")
         if algorithm not in ("local", "global"):
-            raise NotConfigured(f"TEMPLATES_ALGORITHM must be 'local' or 'global', not {algorithm!r}")
+            raise NotConfigured(
+                f"TEMPLATES_ALGORITHM must be 'local' or 'global', not {algorithm!r}"
+            )
         self.crawler = crawler
         self.stats = crawler.stats
         self.use_components = algorithm == "global"
@@ -231,8 +233,10 @@ class TemplatePipeline:
         fingerprints: list[int],
         obs: Observation,
     ) -> None:
-        support = dict(zip(fingerprints, obs.components if self.use_components else obs.counts))
-        counts = dict(zip(fingerprints, obs.counts))
+        support = dict(
+            zip(fingerprints, obs.components if self.use_components else obs.counts, strict=True)
+        )
+        counts = dict(zip(fingerprints, obs.counts, strict=True))
         flags = self._flags(page, support, obs.pages)
         kept = self._content(site, page, flags)
         marks = []
@@ -298,7 +302,9 @@ class TemplatePipeline:
         """
         pagelets = page.pagelets
         weights = [0 if flag else len(p.text) for p, flag in zip(pagelets, flags, strict=True)]
-        plain: list[str | None] = [None if flag else p.text for p, flag in zip(pagelets, flags, strict=True)]
+        plain: list[str | None] = [
+            None if flag else p.text for p, flag in zip(pagelets, flags, strict=True)
+        ]
         if self.main_share <= 0:
             return plain
         learned = self._regions.setdefault(site, SiteRegion(self.main_share))
@@ -325,7 +331,10 @@ class TemplatePipeline:
                 return texts
         region = main_region([p.position for p in pagelets], weights, flags, self.main_share)
         depth = len(region)
-        return [text if p.position[:depth] == region else None for p, text in zip(pagelets, plain, strict=True)]
+        return [
+            text if p.position[:depth] == region else None
+            for p, text in zip(pagelets, plain, strict=True)
+        ]
 
     async def _await_bootstrap(self, site: str, page: Page) -> None:
         task = self._bootstraps.get(site)
@@ -369,7 +378,11 @@ class TemplatePipeline:
                 continue
             fingerprints = _fingerprints(sample)
             obs = await self._lookup(site, page_id(sample.url), fingerprints)
-            support = dict(zip(fingerprints, obs.components if self.use_components else obs.counts))
+            support = dict(
+                zip(
+                    fingerprints, obs.components if self.use_components else obs.counts, strict=True
+                )
+            )
             flags = self._flags(sample, support, obs.pages)
             region.add(
                 [p.path for p in sample.pagelets],
@@ -392,7 +405,11 @@ class TemplatePipeline:
             return None
         try:
             sample = parse_page(
-                response.text, response.url, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags
+                response.text,
+                response.url,
+                k=self.k,
+                max_bytes=self.max_bytes,
+                max_tags=self.max_tags,
             )
         except PageError:
             return None

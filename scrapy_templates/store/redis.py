@@ -231,7 +231,9 @@ class RedisStore:
             )
         except RedisError as exc:
             raise StoreError(f"Redis observe failed: {exc}") from exc
-        return Observation(int(counted), [int(c) for c in counts], [int(s) for s in sizes], new == 1)
+        return Observation(
+            int(counted), [int(c) for c in counts], [int(s) for s in sizes], new == 1
+        )
 
     async def lookup(
         self,

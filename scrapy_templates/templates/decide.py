@@ -87,4 +87,3 @@ def main_region(
             return region
         region = (*region, child)
         depth += 1
-

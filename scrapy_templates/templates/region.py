@@ -81,7 +81,9 @@ class SiteRegion:
     def main_path(self) -> str | None:
         """Deepest tag path holding ``share`` of the site's non-template text; recomputed every
         ``refresh_every`` pages (and on each of the first ones) rather than on every call."""
-        stale = self.pages < self.refresh_every or self.pages - self._computed_at >= self.refresh_every
+        stale = (
+            self.pages < self.refresh_every or self.pages - self._computed_at >= self.refresh_every
+        )
         if stale:
             self._main = self._descend()
             self._computed_at = self.pages

@@ -17,7 +17,9 @@ class CrawlResult:
     log: str
 
 
-def run_crawl(out_dir: Path, *, start: str = "", urls: list[str] | None = None, **settings: Any) -> CrawlResult:
+def run_crawl(
+    out_dir: Path, *, start: str = "", urls: list[str] | None = None, **settings: Any
+) -> CrawlResult:
     """Run a real crawl in a subprocess and load what it exported."""
     cmd = [sys.executable, str(RUNNER), str(out_dir)]
     if start:

@@ -17,10 +17,10 @@ from urllib.parse import urlsplit
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
-import scrapy  # noqa: E402
-from scrapy.crawler import CrawlerProcess  # noqa: E402
-from scrapy.http import HtmlResponse, Response  # noqa: E402
-from scrapy.linkextractors import LinkExtractor  # noqa: E402
+import scrapy
+from scrapy.crawler import CrawlerProcess
+from scrapy.http import HtmlResponse, Response
+from scrapy.linkextractors import LinkExtractor
 
 
 class RunnerSpider(scrapy.Spider):

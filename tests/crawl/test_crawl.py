@@ -19,14 +19,18 @@ def demo_crawl(tmp_path_factory: pytest.TempPathFactory) -> object:
 
 def test_every_page_gives_one_marked_item(demo_crawl) -> None:  # type: ignore[no-untyped-def]
     items, stats = demo_crawl.items, demo_crawl.stats
-    assert len(items) == stats["response_received_count"] - stats.get("httperror/response_ignored_count", 0) - stats.get("templates/bootstrap_pages", 0)
+    assert len(items) == stats["response_received_count"] - stats.get(
+        "httperror/response_ignored_count", 0
+    ) - stats.get("templates/bootstrap_pages", 0)
     assert all("content_text" in item for item in items)
     assert stats["templates/items_marked"] == len(items)
     assert stats["templates/bootstrap_pages"] > 0
 
 
 def test_shared_blocks_are_flagged_from_the_first_item_on(demo_crawl) -> None:  # type: ignore[no-untyped-def]
-    templated = [i for i in demo_crawl.items if "/articles/" in i["url"] and "print" not in i["url"]]
+    templated = [
+        i for i in demo_crawl.items if "/articles/" in i["url"] and "print" not in i["url"]
+    ]
     assert templated, "the crawl reached article pages"
     first = demo_crawl.items[0]
     for item in [first, *templated[:3], templated[-1]]:

@@ -14,17 +14,38 @@ from scrapy_templates.crawl.pipeline import TemplatePipeline
 from scrapy_templates.settings import DEFAULTS
 from scrapy_templates.store.base import StoreError
 
-NAV = "<nav><ul>" + "".join(f'<li><a href="/s{i}">Section {i}</a></li>' for i in range(5)) + "</ul></nav>"
-FOOTER = '<footer><a href="/a">About</a> <a href="/c">Contact</a> <a href="/p">Privacy</a> © Example</footer>'
+NAV = (
+    "<nav><ul>"
+    + "".join(f'<li><a href="/s{i}">Section {i}</a></li>' for i in range(5))
+    + "</ul></nav>"
+)
+FOOTER = (
+    '<footer><a href="/a">About</a> <a href="/c">Contact</a> <a href="/p">Privacy</a>'
+    " © Example</footer>"
+)
 
 
-WORDS = "river market council study energy winter harbour museum league garden festival".split()
+WORDS = [
+    "river",
+    "market",
+    "council",
+    "study",
+    "energy",
+    "winter",
+    "harbour",
+    "museum",
+    "league",
+    "garden",
+    "festival",
+]
 
 
 def page(n: int) -> str:
     """A page of the test site: shared nav and footer around words of its own."""
     words = [WORDS[(n * 7 + j) % len(WORDS)] for j in range(12)]
-    body = "".join(f"<p>Story {n} paragraph {j}: {' '.join(words[j:] + words[:j])}.</p>" for j in range(3))
+    body = "".join(
+        f"<p>Story {n} paragraph {j}: {' '.join(words[j:] + words[:j])}.</p>" for j in range(3)
+    )
     return f"<html><body>{NAV}<main><h1>Title {n}</h1>{body}</main>{FOOTER}</body></html>"
 
 
@@ -107,7 +128,9 @@ class UndeclaredItem(scrapy.Item):
     html = scrapy.Field()
 
 
-async def test_item_class_without_the_fields_passes_on_with_a_stat(caplog: pytest.LogCaptureFixture) -> None:
+async def test_item_class_without_the_fields_passes_on_with_a_stat(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     pipeline = make_pipeline()
     with caplog.at_level(logging.WARNING):
         out = await mark_all(pipeline, [UndeclaredItem(url="http://site.test/1", html=page(1))])
@@ -143,14 +166,18 @@ async def test_reason_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:
 
 
 async def test_html_can_be_dropped_after_marking() -> None:
-    out = await mark_all(make_pipeline(TEMPLATES_KEEP_HTML=False), [{"url": "http://s/1", "html": page(1)}])
+    out = await mark_all(
+        make_pipeline(TEMPLATES_KEEP_HTML=False), [{"url": "http://s/1", "html": page(1)}]
+    )
     assert "html" not in out[0]
     assert "content_text" in out[0]
 
 
 async def test_field_names_are_settings() -> None:
     out = await mark_all(
-        make_pipeline(TEMPLATES_HTML_FIELD="body", TEMPLATES_URL_FIELD="link", TEMPLATES_CONTENT_FIELD="text"),
+        make_pipeline(
+            TEMPLATES_HTML_FIELD="body", TEMPLATES_URL_FIELD="link", TEMPLATES_CONTENT_FIELD="text"
+        ),
         [{"link": "http://s/1", "body": page(1)}],
     )
     assert "Story 1" in out[0]["text"]
@@ -206,13 +233,26 @@ async def test_global_algorithm_needs_link_connected_owners() -> None:
         return "<ul>" + "".join(f'<li><a href="/{t}">{t}</a></li>' for t in targets) + "</ul>"
 
     items = [
-        {"url": "http://s/a", "html": f"<body>{shared}{links('x', 'y', 'z')}<p>Page a only.</p></body>"},
-        {"url": "http://s/b", "html": f"<body>{shared}{links('u', 'v', 'w')}<p>Page b only.</p></body>"},
+        {
+            "url": "http://s/a",
+            "html": f"<body>{shared}{links('x', 'y', 'z')}<p>Page a only.</p></body>",
+        },
+        {
+            "url": "http://s/b",
+            "html": f"<body>{shared}{links('u', 'v', 'w')}<p>Page b only.</p></body>",
+        },
     ]
-    pipeline = make_pipeline(TEMPLATES_ALGORITHM="global", TEMPLATES_MIN_SHARE=0.0, TEMPLATES_MAIN_REGION_SHARE=0)
+    pipeline = make_pipeline(
+        TEMPLATES_ALGORITHM="global", TEMPLATES_MIN_SHARE=0.0, TEMPLATES_MAIN_REGION_SHARE=0
+    )
     out = await mark_all(pipeline, items)
     assert not any(p["template"] for p in out[1]["pagelets"])
-    linked = make_pipeline(TEMPLATES_ALGORITHM="global", TEMPLATES_MIN_SHARE=0.0, TEMPLATES_MAIN_REGION_SHARE=0)
-    items[1] = {"url": "http://s/b", "html": f"<body>{shared}{links('a', 'v', 'w')}<p>Page b only.</p></body>"}
+    linked = make_pipeline(
+        TEMPLATES_ALGORITHM="global", TEMPLATES_MIN_SHARE=0.0, TEMPLATES_MAIN_REGION_SHARE=0
+    )
+    items[1] = {
+        "url": "http://s/b",
+        "html": f"<body>{shared}{links('a', 'v', 'w')}<p>Page b only.</p></body>",
+    }
     out = await mark_all(linked, items)
     assert any(p["template"] and "Shared block" in p["text"] for p in out[1]["pagelets"])

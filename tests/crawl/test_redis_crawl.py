@@ -40,7 +40,9 @@ def test_two_processes_count_like_one(tmp_path: Path, redis_server: RedisServer)
             cmd = [sys.executable, str(RUNNER), str(out), "--urls", str(url_file)]
             for key, value in {**common, "TEMPLATES_REDIS_PREFIX": "two"}.items():
                 cmd += ["--set", f"{key}={json.dumps(value)}"]
-            procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+            procs.append(
+                subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            )
         for proc in procs:
             _, err = proc.communicate(timeout=300)
             assert proc.returncode == 0, err[-3000:]

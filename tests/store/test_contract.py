@@ -54,12 +54,16 @@ async def test_components_follow_links_in_either_direction(store: TemplateStore)
 
 def _random_site(seed: int, n_pages: int) -> tuple[dict[str, list[int]], dict[str, list[str]]]:
     rng = random.Random(seed)
-    pages = {f"p{i}": sorted(set(rng.sample(range(1, 8), rng.randint(1, 4)))) for i in range(n_pages)}
+    pages = {
+        f"p{i}": sorted(set(rng.sample(range(1, 8), rng.randint(1, 4)))) for i in range(n_pages)
+    }
     links = {p: [f"p{rng.randrange(n_pages)}" for _ in range(rng.randint(0, 2))] for p in pages}
     return pages, links
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(seed=st.integers(0, 10_000), n_pages=st.integers(2, 25))
 async def test_incremental_components_equal_batch_global_algorithm(
     store: TemplateStore, seed: int, n_pages: int
@@ -79,6 +83,8 @@ async def test_incremental_components_equal_batch_global_algorithm(
 async def test_owner_bound_joins_the_largest_component() -> None:
     store = MemoryStore(max_owners=3)
     for i in range(3):
-        await store.observe("s", f"p{i}", [5], [f"p{i - 1}"] if i else [], content_key=str(i), components=True)
+        await store.observe(
+            "s", f"p{i}", [5], [f"p{i - 1}"] if i else [], content_key=str(i), components=True
+        )
     late = await store.observe("s", "lonely", [5], [], content_key="l", components=True)
     assert late.components == [4]

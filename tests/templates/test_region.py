@@ -49,7 +49,11 @@ def test_headings_beside_the_content_are_not_cut() -> None:
 def test_flat_site_keeps_the_root() -> None:
     region = SiteRegion(share=0.8)
     for _ in range(10):
-        region.add(["body/div.nav", "body/h2", "body/p", "body/p"], [0, 20, 300, 200], [True, False, False, False])
+        region.add(
+            ["body/div.nav", "body/h2", "body/p", "body/p"],
+            [0, 20, 300, 200],
+            [True, False, False, False],
+        )
     assert region.main_path() == "body"
 
 
