@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,6 +37,8 @@ def _letter_table() -> np.ndarray:
 
 
 _IS_LETTER = _letter_table()
+_IS_SIMHASH_LETTER = np.zeros(0x110000, dtype=bool)
+_IS_SIMHASH_LETTER[: len(_IS_LETTER)] = _IS_LETTER
 
 
 def _alpha_table() -> np.ndarray:
@@ -62,40 +65,60 @@ def normalise(text: str) -> str:
     return "".join(_ALPHA.findall(text.lower()))
 
 
-def text_fingerprints(texts: list[str]) -> tuple[list[int], list[int]]:
-    """Exact and number-blind 64-bit fingerprints of several texts.
+@dataclass(frozen=True, slots=True)
+class TextFingerprints:
+    """Fingerprints of a page's pagelet texts, computed in one pass (see
+    :func:`text_fingerprints`)."""
+
+    exact: list[int]
+    patterns: list[int]
+    simhash: int
+
+
+def text_fingerprints(texts: list[str]) -> TextFingerprints:
+    """Exact and number-blind fingerprints of several texts, and the simhash of all of them.
 
     The exact fingerprint is blake2b of :func:`normalise` ``(text)``, 0 when a text has no
     letter or digit. The number-blind one hashes the letters only, and is given only to texts
     that contain digits (0 otherwise): it makes "Last updated 2024-05-31 10:02" and "Last
-    updated 2024-06-02 09:12" one pattern. All texts go through one numpy pass, which is why
-    this takes a list."""
-    joined = "".join(texts).lower()
-    units = np.frombuffer(joined.encode("utf-32-le"), dtype="<u4")
+    updated 2024-06-02 09:12" one pattern. The simhash is :func:`simhash` of the texts joined
+    (separators are not letters, so how they are joined does not matter). All of it comes from
+    one lowercased code-point array, which is why this takes the whole list.
+    """
+    lowered = "".join(texts).lower()
+    units = np.frombuffer(lowered.encode("utf-32-le"), dtype="<u4")
     ends = np.cumsum([len(t) for t in texts]).tolist()
-    exact = _hash_slices(units, _IS_ALPHA[units], ends, b"exact")
-    digits_before = np.concatenate(([0], np.cumsum(_IS_DIGIT[units])))
-    has_digits = [
-        bool(digits_before[end] - digits_before[start])
-        for start, end in zip([0, *ends[:-1]], ends, strict=True)
-    ]
-    blind = _hash_slices(units, _IS_LETTER_ONLY[units], ends, b"numblind")
-    return exact, [fp if digits else 0 for fp, digits in zip(blind, has_digits, strict=True)]
+    starts = [0, *ends[:-1]]
+    exact = _hash_slices(units, _IS_ALPHA[units], starts, ends, b"exact", None)
+    digits_before = np.concatenate(([0], np.cumsum(_IS_DIGIT[units]))).tolist()
+    with_digits = [digits_before[b] > digits_before[a] for a, b in zip(starts, ends, strict=True)]
+    patterns = _hash_slices(units, _IS_LETTER_ONLY[units], starts, ends, b"numblind", with_digits)
+    if units.size and int(units.max()) < 0x10000:
+        value = _simhash_units(units[_IS_SIMHASH_LETTER[units]])
+    else:
+        value = simhash(lowered)
+    return TextFingerprints(exact, patterns, value)
 
 
-def _hash_slices(units: np.ndarray, keep: np.ndarray, ends: list[int], person: bytes) -> list[int]:
+def _hash_slices(
+    units: np.ndarray,
+    keep: np.ndarray,
+    starts: list[int],
+    ends: list[int],
+    person: bytes,
+    wanted: list[bool] | None,
+) -> list[int]:
     kept_before = np.concatenate(([0], np.cumsum(keep))).tolist()
     data = units[keep].tobytes()
+    blake2b = hashlib.blake2b
     out = []
-    start = 0
-    for end in ends:
+    for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
         a, b = kept_before[start], kept_before[end]
-        if a == b:
+        if a == b or (wanted is not None and not wanted[i]):
             out.append(0)
         else:
-            digest = hashlib.blake2b(data[4 * a : 4 * b], digest_size=8, person=person).digest()
+            digest = blake2b(data[4 * a : 4 * b], digest_size=8, person=person).digest()
             out.append(int.from_bytes(digest, "big") or 1)
-        start = end
     return out
 
 
@@ -168,7 +191,12 @@ def simhash(text: str) -> int:
     units = np.frombuffer(lowered.encode("utf-16-le"), dtype="<u2")
     if len(units) != len(lowered):  # characters outside the BMP: take the exact slow path
         return _simhash_slow("".join(_SIMHASH_LETTERS.findall(lowered)))
-    letters = units[_IS_LETTER[units]].astype(np.uint64)
+    return _simhash_units(units[_IS_LETTER[units]])
+
+
+def _simhash_units(letters_bmp: np.ndarray) -> int:
+    """Simhash of a sequence of BMP code points that are all simhash letters."""
+    letters = letters_bmp.astype(np.uint64)
     if len(letters) < _WINDOW + 1:
         return _simhash_slow(letters.astype("<u2").tobytes().decode("utf-16-le"))
     keys = (

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import lxml.etree
 from w3lib.encoding import html_to_unicode
 
-from scrapy_templates.fingerprint import simhash, text_fingerprints
+from scrapy_templates.fingerprint import text_fingerprints
 
 _INVISIBLE = ("script", "style", "noscript", "template", "head", "iframe", "object")
 _DIGITS = re.compile(r"\d")
@@ -237,12 +237,14 @@ def partition(root: lxml.etree._Element, k: int) -> tuple[list[Pagelet], list[lx
     # The root step is the bare tag: a body's class or id usually names the page type
     # ("manpage", "single-post"), which would split one site's paths at the first step.
     visit(root, str(root.tag), ())
-    exact, patterns = text_fingerprints([text for _, text, _, _ in found])
+    fps = text_fingerprints([text for _, text, _, _ in found])
     pagelets = [
         Pagelet(path, text, hrefs, fp, pattern, position)
-        for (path, text, hrefs, position), fp, pattern in zip(found, exact, patterns, strict=True)
+        for (path, text, hrefs, position), fp, pattern in zip(
+            found, fps.exact, fps.patterns, strict=True
+        )
     ]
-    return pagelets, elements
+    return pagelets, elements, fps.simhash
 
 
 def parse_page(
@@ -279,7 +281,7 @@ def parse_page(
         el.tail = "\n" + tail if tail else "\n"
     body = doc.find("body")
     root = body if body is not None else doc
-    pagelets, elements = partition(root, k)
+    pagelets, elements, page_simhash = partition(root, k)
     text = "\n".join(p.text for p in pagelets)
     text_hash = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-    return Page(url, pagelets, title, simhash(text), text_hash, notes, elements)
+    return Page(url, pagelets, title, page_simhash, text_hash, notes, elements)

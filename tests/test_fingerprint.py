@@ -15,7 +15,7 @@ from scrapy_templates.fingerprint import (
 
 
 def test_fingerprint_ignores_case_space_and_punctuation_but_not_digits() -> None:
-    (a, b, c, d), _ = text_fingerprints(
+    fps = text_fingerprints(
         [
             "© 2026 Acme Inc.  All rights reserved",
             "2026 ACME inc. all\nRIGHTS reserved!",
@@ -23,13 +23,14 @@ def test_fingerprint_ignores_case_space_and_punctuation_but_not_digits() -> None
             "SQLite Release 3.0.2",
         ]
     )
+    a, b, c, d = fps.exact
     assert a == b
     assert a != c
-    assert d != text_fingerprints(["SQLite Release 3.0.3"])[0][0]
+    assert d != text_fingerprints(["SQLite Release 3.0.3"]).exact[0]
 
 
 def test_number_blind_pattern_joins_dated_variants_only() -> None:
-    exact, patterns = text_fingerprints(
+    fps = text_fingerprints(
         [
             "Last updated 2024-05-31 00:35",
             "Last updated 2024-06-02 11:10",
@@ -37,6 +38,7 @@ def test_number_blind_pattern_joins_dated_variants_only() -> None:
             "Last updated 7",
         ]
     )
+    exact, patterns = fps.exact, fps.patterns
     assert exact[0] != exact[1]
     assert patterns[0] == patterns[1] == patterns[3] != 0
     assert patterns[2] == 0  # no digits: the exact fingerprint says it all
@@ -44,15 +46,23 @@ def test_number_blind_pattern_joins_dated_variants_only() -> None:
 
 
 def test_fingerprint_zero_for_text_without_letters() -> None:
-    assert text_fingerprints(["", "  ", "— ·", "12"])[0][:3] == [0, 0, 0]
-    assert text_fingerprints(["word"])[0][0] != 0
+    assert text_fingerprints(["", "  ", "— ·", "12"]).exact[:3] == [0, 0, 0]
+    assert text_fingerprints(["word"]).exact[0] != 0
 
 
 def test_batch_equals_one_by_one() -> None:
     texts = ["Home | About", "", "Ünïcödé text 𝐀𝐁", "Last updated 2024-01-01"]
-    exact, patterns = text_fingerprints(texts)
-    assert exact == [text_fingerprints([t])[0][0] for t in texts]
-    assert patterns == [text_fingerprints([t])[1][0] for t in texts]
+    fps = text_fingerprints(texts)
+    assert fps.exact == [text_fingerprints([t]).exact[0] for t in texts]
+    assert fps.patterns == [text_fingerprints([t]).patterns[0] for t in texts]
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [["Home", "News about the river", "© 2026"], ["日本語", "テキスト"], ["𝐀𝐁𝐂 astral", "x"], [""]],
+)
+def test_batch_simhash_equals_simhash_of_joined_text(texts: list[str]) -> None:
+    assert text_fingerprints(texts).simhash == simhash("\n".join(texts))
 
 
 def test_normalise_keeps_letters_only() -> None:
