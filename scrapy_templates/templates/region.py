@@ -40,19 +40,22 @@ class SiteRegion:
         Each page counts once, whatever its length (its weights are normalised), so one huge
         page of another layout cannot outweigh hundreds of ordinary ones."""
         self.pages += 1
+        distinct = set(paths)
         seen: set[str] = set()
+        for path in distinct:
+            seen.update(_prefixes(path))
         templated: set[str] = set()
-        for path, flag in zip(paths, flags, strict=True):
-            prefixes = _prefixes(path)
-            seen.update(prefixes)
-            if flag:
-                templated.update(prefixes)
+        for path in {p for p, flag in zip(paths, flags, strict=True) if flag}:
+            templated.update(_prefixes(path))
+        counts, branches = self.seen, self.branches
         for prefix in seen:
-            self.seen[prefix] = self.seen.get(prefix, 0) + 1
-            self.branches.setdefault(prefix.rpartition("/")[0], set()).add(prefix)
-        for path in set(paths):
+            if prefix not in counts:
+                counts[prefix] = 0
+                branches.setdefault(prefix.rpartition("/")[0], set()).add(prefix)
+            counts[prefix] += 1
+        for path in distinct:
             self.unsplit[path] = self.unsplit.get(path, 0) + 1
-        for prefix in seen.difference(paths):
+        for prefix in seen - distinct:
             self.split[prefix] = self.split.get(prefix, 0) + 1
         for prefix in templated:
             self.templated[prefix] = self.templated.get(prefix, 0) + 1
@@ -65,12 +68,10 @@ class SiteRegion:
                 continue
             weight = size / page_total
             self.whole[path] = self.whole.get(path, 0.0) + weight
-            steps = path.split("/")
             parent = ""
-            for step in steps:
-                node = f"{parent}/{step}" if parent else step
+            for node in _prefixes(path):
                 below = self.children.setdefault(parent, {})
-                below[node] = below.get(node, 0) + weight
+                below[node] = below.get(node, 0.0) + weight
                 parent = node
 
     @property
@@ -131,9 +132,21 @@ _SPLIT_OFTEN = 0.25
 _TEMPLATE_BESIDE = 0.25
 
 
-def _prefixes(path: str) -> list[str]:
-    steps = path.split("/")
-    return ["/".join(steps[: i + 1]) for i in range(len(steps))]
+_PREFIX_CACHE_MAX = 50_000
+_prefix_cache: dict[str, tuple[str, ...]] = {}
+
+
+def _prefixes(path: str) -> tuple[str, ...]:
+    """``a/b/c`` → ``("a", "a/b", "a/b/c")``; cached, since a site's paths repeat page after
+    page."""
+    found = _prefix_cache.get(path)
+    if found is None:
+        if len(_prefix_cache) >= _PREFIX_CACHE_MAX:
+            _prefix_cache.clear()
+        steps = path.split("/")
+        found = tuple("/".join(steps[: i + 1]) for i in range(len(steps)))
+        _prefix_cache[path] = found
+    return found
 
 
 def in_region(path: str, region: str) -> bool:
