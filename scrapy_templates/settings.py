@@ -132,3 +132,28 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS}
+
+
+def render_markdown() -> str:
+    """The settings reference page (``docs/settings.md``), generated from :data:`SETTINGS`.
+
+    Regenerate with ``python -m scrapy_templates.settings > docs/settings.md``.
+    """
+    lines = [
+        "# Settings",
+        "",
+        "Every setting of scrapy-templates, with its default. The add-on applies the defaults at",
+        '"addon" priority, so a value in your project or spider settings always wins.',
+        "(Generated from `scrapy_templates/settings.py`.)",
+        "",
+        "| setting | default | what it does |",
+        "|---|---|---|",
+    ]
+    for s in SETTINGS:
+        doc = s.doc.replace("|", "\\|")
+        lines.append(f"| `{s.name}` | `{s.default!r}` | {doc} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(render_markdown(), end="")

@@ -33,3 +33,14 @@ def test_every_setting_is_documented_and_prefixed() -> None:
     for setting in SETTINGS:
         assert setting.name.startswith("TEMPLATES_")
         assert setting.doc.strip()
+
+
+def test_settings_reference_in_docs_is_current() -> None:
+    from pathlib import Path
+
+    from scrapy_templates.settings import render_markdown
+
+    doc = Path(__file__).resolve().parent.parent / "docs" / "settings.md"
+    assert doc.read_text() == render_markdown(), (
+        "regenerate: python -m scrapy_templates.settings > docs/settings.md"
+    )
