@@ -60,8 +60,10 @@ def main() -> None:
         "",
         "| crawl | items/s (median) | downloads |",
         "|---|---:|---:|",
-        f"| without scrapy-templates | {statistics.median(rate[False]):.0f} | {runs[False][0][2]} |",
-        f"| with scrapy-templates | {statistics.median(rate[True]):.0f} | {runs[True][0][2]} |",
+        *(
+            f"| {label} | {statistics.median(rate[addon]):.0f} | {runs[addon][0][2]} |"
+            for label, addon in (("without the add-on", False), ("with the add-on", True))
+        ),
         "",
         f"- with ÷ without: **{median_ratio:.2f}** (target ≥ 0.90); per round: "
         + ", ".join(f"{r:.2f}" for r in ratios),
