@@ -201,9 +201,12 @@ def _link_counts(root: lxml.etree._Element) -> dict[lxml.etree._Element, int]:
     return counts
 
 
-def partition(root: lxml.etree._Element, k: int) -> tuple[list[Pagelet], list[lxml.etree._Element]]:
+def partition(
+    root: lxml.etree._Element, k: int
+) -> tuple[list[Pagelet], list[lxml.etree._Element], int]:
     """Flat pagelet partition of ``root`` in document order (``000_…`` §3.1), with the
-    element of each pagelet (the split element itself for loose text)."""
+    element of each pagelet (the split element itself for loose text) and the simhash of the
+    page text (computed in the same pass as the pagelet fingerprints)."""
     split = {el.getparent() for el, n in _link_counts(root).items() if n >= k}
     found: list[tuple[str, str, tuple[str, ...], tuple[int, ...]]] = []
     elements: list[lxml.etree._Element] = []
