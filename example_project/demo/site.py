@@ -11,6 +11,7 @@ every run serves the same site.
 from __future__ import annotations
 
 import html
+import os
 import random
 import threading
 import zlib
@@ -20,7 +21,8 @@ from urllib.parse import parse_qs, urlsplit
 
 CATEGORIES = ("world", "science", "culture", "sport")
 PER_PAGE = 6
-N_ARTICLES = 48
+# Larger sites for benchmarks: DEMO_SITE_ARTICLES=480 gives about 3,000 URLs.
+N_ARTICLES = int(os.environ.get("DEMO_SITE_ARTICLES", "48"))
 _WORDS = [
     "river",
     "market",

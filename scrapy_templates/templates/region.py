@@ -21,6 +21,7 @@ class SiteRegion:
 
     share: float = 0.9
     refresh_every: int = 16
+    max_nodes: int = 20_000
     children: dict[str, dict[str, float]] = field(default_factory=dict)
     whole: dict[str, float] = field(default_factory=dict)
     seen: dict[str, int] = field(default_factory=dict)
@@ -59,6 +60,8 @@ class SiteRegion:
             self.split[prefix] = self.split.get(prefix, 0) + 1
         for prefix in templated:
             self.templated[prefix] = self.templated.get(prefix, 0) + 1
+        if len(self.seen) > self.max_nodes:
+            self._prune()
         page_total = sum(weights)
         if not page_total:
             return
@@ -73,6 +76,23 @@ class SiteRegion:
                 below = self.children.setdefault(parent, {})
                 below[node] = below.get(node, 0.0) + weight
                 parent = node
+
+    def _prune(self) -> None:
+        """Forget tag paths seen on fewer than 1 % of the site's pages (ids generated per page
+        make most paths unique). The main path only ever runs through common paths, so this
+        bounds memory without changing the answer."""
+        keep = {p for p, n in self.seen.items() if n >= _RARE * self.pages}
+        for table in (self.seen, self.unsplit, self.split, self.templated, self.whole):
+            for key in [k for k in table if k not in keep]:
+                del table[key]
+        for mapping in (self.children, self.branches):
+            for key in [k for k in mapping if k and k not in keep]:
+                del mapping[key]
+        for below in self.children.values():
+            for key in [k for k in below if k not in keep]:
+                del below[key]
+        for kids in self.branches.values():
+            kids.intersection_update(keep)
 
     @property
     def current(self) -> str | None:
@@ -129,6 +149,7 @@ class SiteRegion:
 
 _EPSILON = 1e-9
 _SPLIT_OFTEN = 0.25
+_RARE = 0.01
 _TEMPLATE_BESIDE = 0.25
 
 

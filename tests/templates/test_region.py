@@ -74,3 +74,17 @@ def test_template_region_beside_is_seen_whatever_the_order_pages_arrive_in() -> 
             [False, True, False],
         )
     assert region.main_path() == "body/div#bd/div#main"
+
+
+def test_paths_unique_to_one_page_are_pruned_without_changing_the_answer() -> None:
+    bounded = SiteRegion(share=0.8, max_nodes=200)
+    unbounded = SiteRegion(share=0.8, max_nodes=10**9)
+    for i in range(400):
+        for region in (bounded, unbounded):
+            region.add(
+                [HEADER, f"{CONTENT}/div#s-section-{chr(97 + i % 26)}{i // 26}x", FOOTER],
+                [20, 500, 0],
+                [False, False, True],
+            )
+    assert len(bounded.seen) < 300 < len(unbounded.seen)
+    assert bounded.main_path() == unbounded.main_path() == CONTENT
