@@ -87,11 +87,12 @@ def text_fingerprints(texts: list[str]) -> TextFingerprints:
     """
     lowered = "".join(texts).lower()
     units = np.frombuffer(lowered.encode("utf-32-le"), dtype="<u4")
-    ends = np.cumsum([len(t) for t in texts]).tolist()
-    starts = [0, *ends[:-1]]
+    lengths = np.array([len(t) for t in texts], dtype=np.int64)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
     exact = _hash_slices(units, _IS_ALPHA[units], starts, ends, b"exact", None)
-    digits_before = np.concatenate(([0], np.cumsum(_IS_DIGIT[units]))).tolist()
-    with_digits = [digits_before[b] > digits_before[a] for a, b in zip(starts, ends, strict=True)]
+    digits_before = np.concatenate(([0], np.cumsum(_IS_DIGIT[units])))
+    with_digits = (digits_before[ends] > digits_before[starts]).tolist()
     patterns = _hash_slices(units, _IS_LETTER_ONLY[units], starts, ends, b"numblind", with_digits)
     if units.size and int(units.max()) < 0x10000:
         value = _simhash_units(units[_IS_SIMHASH_LETTER[units]])
@@ -103,21 +104,24 @@ def text_fingerprints(texts: list[str]) -> TextFingerprints:
 def _hash_slices(
     units: np.ndarray,
     keep: np.ndarray,
-    starts: list[int],
-    ends: list[int],
+    starts: np.ndarray,
+    ends: np.ndarray,
     person: bytes,
     wanted: list[bool] | None,
 ) -> list[int]:
-    kept_before = np.concatenate(([0], np.cumsum(keep))).tolist()
+    """blake2b of the kept code points of each ``[start, end)`` slice (0 for an empty one or
+    one not ``wanted``). Only the slice boundaries leave numpy."""
+    kept_before = np.concatenate(([0], np.cumsum(keep)))
+    firsts = (4 * kept_before[starts]).tolist()
+    lasts = (4 * kept_before[ends]).tolist()
     data = units[keep].tobytes()
     blake2b = hashlib.blake2b
     out = []
-    for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
-        a, b = kept_before[start], kept_before[end]
+    for i, (a, b) in enumerate(zip(firsts, lasts, strict=True)):
         if a == b or (wanted is not None and not wanted[i]):
             out.append(0)
         else:
-            digest = blake2b(data[4 * a : 4 * b], digest_size=8, person=person).digest()
+            digest = blake2b(data[a:b], digest_size=8, person=person).digest()
             out.append(int.from_bytes(digest, "big") or 1)
     return out
 

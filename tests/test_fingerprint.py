@@ -112,3 +112,9 @@ def test_near_duplicates_are_close_and_different_texts_far() -> None:
     other = " ".join(f"other{i} consectetur adipiscing elit" for i in range(60))
     assert hamming(simhash(base), simhash(near)) <= 3
     assert hamming(simhash(base), simhash(other)) > 10
+
+
+def test_no_texts_at_all() -> None:
+    fps = text_fingerprints([])
+    assert (fps.exact, fps.patterns) == ([], [])
+    assert fps.simhash == simhash("")

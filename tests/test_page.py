@@ -131,3 +131,12 @@ def test_text_below_reads_every_element_at_a_path_inside_a_pagelet() -> None:
     assert page.text_below(0, "body/div#content") == "NAME one OPTIONS two"
     assert page.text_below(0, "body/div#content/div/p") == "one\ntwo"
     assert page.text_below(0, "body/div#missing") is None
+
+
+@pytest.mark.parametrize(
+    "html", ["<html><body></body></html>", "<body><img src='x.png'></body>", "<p></p>"]
+)
+def test_page_without_visible_text_has_no_pagelets(html: str) -> None:
+    page = parse_page(html, "u")
+    assert [p.text for p in page.pagelets if p.text] == []
+    assert page.text == ""

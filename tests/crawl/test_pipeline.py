@@ -256,3 +256,14 @@ async def test_global_algorithm_needs_link_connected_owners() -> None:
     }
     out = await mark_all(linked, items)
     assert any(p["template"] and "Shared block" in p["text"] for p in out[1]["pagelets"])
+
+
+async def test_page_without_text_is_marked_not_failed() -> None:
+    pipeline = make_pipeline()
+    out = await mark_all(
+        pipeline, [{"url": "http://s/empty", "html": "<html><body></body></html>"}]
+    )
+    assert out[0]["content_text"] == ""
+    assert "reason" not in out[0]["templates"]
+    assert pipeline.stats is not None
+    assert pipeline.stats.get_value("templates/items_skipped/internal-error") is None
