@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scrapy_templates.page import PageError, parse_page
 
@@ -140,3 +142,46 @@ def test_page_without_visible_text_has_no_pagelets(html: str) -> None:
     page = parse_page(html, "u")
     assert [p.text for p in page.pagelets if p.text] == []
     assert page.text == ""
+
+
+_markup = st.lists(
+    st.sampled_from(
+        [
+            "<div>",
+            "</div>",
+            "<p>",
+            "<a href='/x'>",
+            "</a>",
+            "<li>",
+            "<table>",
+            "<td>",
+            "<!--",
+            "-->",
+            "<script>",
+            "</script>",
+            "&amp;",
+            "&#0;",
+            "\x00",
+            "<?xml?>",
+            "<body>",
+            "</html>",
+            "text ",
+            "ü",
+            "𝐀",
+            "\ud7ff",
+            " ",
+        ]
+    ),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(_markup, st.text(max_size=300), st.binary(max_size=300)))
+def test_any_input_parses_or_is_refused_with_a_reason(body: str | bytes) -> None:
+    try:
+        page = parse_page(body, "http://s/x")
+    except PageError as exc:
+        assert exc.reason in {"empty", "not-html", "parse-error", "too-many-tags"}
+    else:
+        assert all(p.text == " ".join(p.text.split()) for p in page.pagelets)
