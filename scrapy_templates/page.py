@@ -14,6 +14,7 @@ import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import lxml.etree
 from w3lib.encoding import html_to_unicode
@@ -201,45 +202,65 @@ def _link_counts(root: lxml.etree._Element) -> dict[lxml.etree._Element, int]:
     return counts
 
 
+@dataclass(frozen=True, slots=True)
+class _Close:
+    """End of a split element: flush its loose text, then leave it."""
+
+    owner: tuple[lxml.etree._Element, str, tuple[int, ...]]
+
+
 def partition(
     root: lxml.etree._Element, k: int
 ) -> tuple[list[Pagelet], list[lxml.etree._Element], int]:
     """Flat pagelet partition of ``root`` in document order (``000_…`` §3.1), with the
     element of each pagelet (the split element itself for loose text) and the simhash of the
     page text (computed in the same pass as the pagelet fingerprints)."""
+    # The root step is the bare tag: a body's class or id usually names the page type
+    # ("manpage", "single-post"), which would split one site's paths at the first step.
     split = {el.getparent() for el, n in _link_counts(root).items() if n >= k}
     found: list[tuple[str, str, tuple[str, ...], tuple[int, ...]]] = []
     elements: list[lxml.etree._Element] = []
     loose: list[str] = []
-
-    def flush(el: lxml.etree._Element, path: str, position: tuple[int, ...]) -> None:
-        text = _clean(" ".join(loose))
-        loose.clear()
-        if text:
-            found.append((path + "/text()", text, (), position))
-            elements.append(el)
-
-    def visit(el: lxml.etree._Element, path: str, position: tuple[int, ...]) -> None:
+    # An explicit stack in document order (no recursive closure: a closure that refers to
+    # itself is a reference cycle that would keep the whole tree alive until the next GC).
+    # Entries: (element, path, position) to visit, a str of loose text, or None to close the
+    # loose text collected so far into a pagelet of the enclosing split element.
+    owners: list[tuple[lxml.etree._Element, str, tuple[int, ...]]] = []
+    stack: list[Any] = [(root, str(root.tag), ())]
+    while stack:
+        entry = stack.pop()
+        if entry is None or isinstance(entry, _Close):
+            if isinstance(entry, _Close):
+                owners.pop()
+            text = _clean(" ".join(loose))
+            loose.clear()
+            if text:
+                owner, path, position = owners[-1] if entry is None else entry.owner
+                found.append((path + "/text()", text, (), position))
+                elements.append(owner)
+            continue
+        if isinstance(entry, str):
+            loose.append(entry)
+            continue
+        el, path, position = entry
         if el in split:
-            if el.text:
-                loose.append(el.text)
+            owners.append(entry)
+            todo: list[Any] = [el.text] if el.text else []
             for i, child in enumerate(el):
                 if isinstance(child.tag, str):
-                    flush(el, path, position)
-                    visit(child, f"{path}/{_tag_step(child)}", (*position, i))
+                    todo.append(None)
+                    todo.append((child, f"{path}/{_tag_step(child)}", (*position, i)))
                 if child.tail:
-                    loose.append(child.tail)
-            flush(el, path, position)
-            return
+                    todo.append(child.tail)
+            todo.append(_Close(entry))
+            stack.extend(reversed(todo))
+            continue
         text = _clean(lxml.etree.tostring(el, method="text", encoding="unicode", with_tail=False))
         hrefs = tuple(href for a in el.iter("a") if (href := a.get("href")) is not None)
         if text or hrefs:
             found.append((path, text, hrefs, position))
             elements.append(el)
 
-    # The root step is the bare tag: a body's class or id usually names the page type
-    # ("manpage", "single-post"), which would split one site's paths at the first step.
-    visit(root, str(root.tag), ())
     fps = text_fingerprints([text for _, text, _, _ in found])
     pagelets = [
         Pagelet(path, text, hrefs, fp, pattern, position)
