@@ -1,0 +1,444 @@
+"""Learning a site's URL-normalization rules from duplicate clusters (``003_…`` §5.2–5.3).
+
+1. :func:`~.tree.build_tree` builds the pattern tree of the training URLs.
+2. Duplicate nodes (Algorithm 2): an inverted index from each duplicate cluster to the nodes
+   holding its URLs gives the node pairs that share clusters; a pair is kept when its overlap
+   (eq. 6) reaches ``o_min``, a node on its own when its duplicate rate reaches ``dup_rate_min``.
+3. A candidate rule per kept pair and direction: key-key mappings (Algorithm 3, ``sigma_min``)
+   measured on duplicate URL pairs, then one keep / replace / ignore operation per target key,
+   with the test that turns a "fake" replace (a key whose values differ between duplicates)
+   into an ignore.
+4. Candidates whose false-positive rate on the training set exceeds ``fpr_max`` are removed.
+5. Deployable rules (§5.3): a random walk over the candidate rules and descendant→ancestor
+   links, started from node volumes, gives each node a popularity; a node that no rule leads to
+   a more popular node is a destination, rules leaving destinations are dropped, each remaining
+   source keeps its rule to the most popular target and chains are concatenated.
+
+The deployed set is then run over the training URLs once more and any rule whose false-positive
+rate, as deployed, exceeds ``fpr_max`` is removed.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .rules import Op, Rule, RuleSet, TreeNode, apply_ops
+from .tree import ABSENT, Absent, PatternTree, Token, build_tree
+from .url import UrlKeys, Value, split_url, to_url
+
+
+@dataclass(frozen=True, slots=True)
+class LearnConfig:
+    """Thresholds of the learner; the defaults are the paper's where it gives one."""
+
+    min_share: float = 0.05
+    o_min: float = 0.5
+    dup_rate_min: float = 0.5
+    sigma_min: float = 0.5
+    fake_max: float = 0.5
+    fpr_max: float = 0.0005
+    pairs_per_cluster: int = 8
+    fpr_sample: int = 20_000
+    seed: int = 0
+
+
+@dataclass
+class Candidate:
+    """A candidate rule with what the learner measured on it."""
+
+    source: int
+    target: int
+    ops: tuple[Op, ...]
+    support: int = 0
+    fpr: float = 0.0
+
+
+@dataclass
+class LearnReport:
+    """A learned :class:`RuleSet` and the numbers behind it."""
+
+    ruleset: RuleSet
+    tree: PatternTree
+    candidates: list[Candidate] = field(default_factory=list)
+    qualified: list[Candidate] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class _Training:
+    """Training URLs with their clusters and fast per-node membership."""
+
+    def __init__(self, urls: Sequence[str], tree: PatternTree, clusters: np.ndarray) -> None:
+        self.urls = list(urls)
+        self.tree = tree
+        self.clusters = clusters
+        self.chain = {n.id: tree.ancestors(n.id) for n in tree.nodes}
+        self.in_node = [
+            {int(m) for m in n.members} if n.volume < 4096 else None for n in tree.nodes
+        ]
+        self.leaf = tree.leaf_of
+        self.fpr_max = 0.0
+
+    def member(self, url: int, node: int) -> bool:
+        found = self.in_node[node]
+        if found is not None:
+            return url in found
+        return node in self.chain[int(self.leaf[url])]
+
+    def token(self, url: int, key: str) -> Token:
+        cols = self.tree.columns
+        column = cols.columns.get(key)
+        if column is None:
+            return ABSENT
+        return cols.values[key][int(column[url])]
+
+
+def learn_rules(
+    urls: Sequence[str],
+    clusters: Sequence[int],
+    *,
+    site: str = "",
+    version: int = 1,
+    config: LearnConfig | None = None,
+) -> LearnReport:
+    """Learn the deployable rules of one site from ``urls`` and their duplicate-cluster ids
+    (``clusters[i]`` is the cluster of ``urls[i]``; unique pages are clusters of one)."""
+    cfg = config or LearnConfig()
+    t0 = time.perf_counter()
+    keys = [split_url(u) for u in urls]
+    tree = build_tree(keys, clusters, min_share=cfg.min_share)
+    data = _Training(urls, tree, np.asarray(clusters))
+    data.fpr_max = cfg.fpr_max
+    groups = _cluster_members(data.clusters)
+    pairs, common = _duplicate_nodes(data, groups, cfg)
+    rng = random.Random(cfg.seed)
+    candidates: list[Candidate] = []
+    for s, t in pairs:
+        dup_pairs = _dup_pairs(data, common[(min(s, t), max(s, t))], groups, s, t, cfg, rng)
+        candidates.append(_candidate(data, s, t, dup_pairs, groups, cfg, rng))
+    qualified = []
+    for cand in candidates:
+        cand.support, cand.fpr = _measure(data, keys, cand, cfg, rng)
+        if cand.support and cand.fpr <= cfg.fpr_max:
+            qualified.append(cand)
+    ruleset = _select(data, keys, qualified, site, version, cfg)
+    return LearnReport(ruleset, tree, candidates, qualified, time.perf_counter() - t0)
+
+
+def _cluster_members(clusters: np.ndarray) -> dict[int, list[int]]:
+    groups: dict[int, list[int]] = defaultdict(list)
+    for i, c in enumerate(clusters.tolist()):
+        groups[c].append(i)
+    return {c: m for c, m in groups.items() if len(m) > 1}
+
+
+def _duplicate_nodes(
+    data: _Training, groups: dict[int, list[int]], cfg: LearnConfig
+) -> tuple[list[tuple[int, int]], dict[tuple[int, int], list[int]]]:
+    """Algorithm 2: node pairs sharing duplicate clusters, with their overlap; and nodes
+    whose own duplicate rate is high (pairs ``(s, s)``)."""
+    nodes = data.tree.nodes
+    ancestors = {nid: set(chain) for nid, chain in data.chain.items()}
+    shared: dict[tuple[int, int], int] = defaultdict(int)
+    common: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for cid, members in groups.items():
+        count: Counter[int] = Counter()
+        for m in members:
+            count.update(data.chain[int(data.leaf[m])])
+        ids = sorted(count)
+        for i, s in enumerate(ids):
+            common[(s, s)].append(cid)
+            for t in ids[i + 1 :]:
+                if s in ancestors[t] or t in ancestors[s]:
+                    continue
+                shared[(s, t)] += count[s] + count[t]
+                common[(s, t)].append(cid)
+    pairs: list[tuple[int, int]] = []
+    for (s, t), num in shared.items():
+        if num / (nodes[s].volume + nodes[t].volume) >= cfg.o_min:
+            pairs += [(s, t), (t, s)]
+    for node in nodes:
+        if node.volume > 1 and (node.id, node.id) in common:
+            distinct = len(np.unique(data.clusters[node.members]))
+            if 1 - distinct / node.volume >= cfg.dup_rate_min:
+                pairs.append((node.id, node.id))
+    return sorted(pairs), common
+
+
+def _dup_pairs(
+    data: _Training,
+    cids: list[int],
+    groups: dict[int, list[int]],
+    s: int,
+    t: int,
+    cfg: LearnConfig,
+    rng: random.Random,
+) -> list[tuple[int, int]]:
+    """Duplicate URL pairs ``(u in s, v in t)``, at most ``pairs_per_cluster`` per cluster."""
+    out: list[tuple[int, int]] = []
+    for cid in cids:
+        members = groups[cid]
+        in_s = [m for m in members if data.member(m, s)]
+        in_t = [m for m in members if data.member(m, t)]
+        here = [(u, v) for u in in_s for v in in_t if u != v]
+        if len(here) > cfg.pairs_per_cluster:
+            here = rng.sample(here, cfg.pairs_per_cluster)
+        out += here
+    return out
+
+
+def _own_keys(data: _Training, node: int) -> list[str]:
+    """The node's keys in its example URL's order, scheme and host left out."""
+    n = data.tree.nodes[node]
+    keys = [k for k, _ in n.example if k in n.required]
+    return keys + sorted(n.required - set(keys))
+
+
+def _candidate(
+    data: _Training,
+    s: int,
+    t: int,
+    dup_pairs: list[tuple[int, int]],
+    groups: dict[int, list[int]],
+    cfg: LearnConfig,
+    rng: random.Random,
+) -> Candidate:
+    """A rule ``s → t``: Algorithm 3 for the key-key mappings, then the operations."""
+    nodes = data.tree.nodes
+    source_keys = sorted(nodes[s].required | nodes[s].optional)
+    ops: list[Op] = []
+    for key in _own_keys(data, t):
+        values = _values(data, t, key)
+        if len(values) == 1:
+            ops.append(Op("keep", key, _plain(next(iter(values)))))
+            continue
+        best, sigma = _best_mapping(data, dup_pairs, source_keys, key)
+        if (
+            best is not None
+            and sigma > cfg.sigma_min
+            and not _is_fake(data, groups, s, t, best, key, cfg)
+        ):
+            ops.append(Op("replace", key, source=best))
+        else:
+            common_value = values.most_common(1)[0][0]
+            fill = None if key.startswith(("?", ";", "#")) else _plain(common_value)
+            ops.append(Op("ignore", key, fill))
+    return Candidate(s, t, tuple(ops))
+
+
+def _plain(token: Token) -> Value:
+    return None if isinstance(token, Absent) else token
+
+
+def _values(data: _Training, node: int, key: str) -> Counter[Token]:
+    cols = data.tree.columns
+    ids, counts = np.unique(cols.columns[key][data.tree.nodes[node].members], return_counts=True)
+    return Counter({cols.values[key][i]: int(c) for i, c in zip(ids.tolist(), counts, strict=True)})
+
+
+def _best_mapping(
+    data: _Training, dup_pairs: list[tuple[int, int]], source_keys: list[str], target_key: str
+) -> tuple[str | None, float]:
+    """The source key whose values most often equal ``target_key``'s on duplicate pairs."""
+    if not dup_pairs:
+        return None, 0.0
+    best: tuple[float, str] | None = None
+    for key in source_keys:
+        same = sum(
+            1
+            for u, v in dup_pairs
+            if (a := data.token(u, key)) is not ABSENT and a == data.token(v, target_key)
+        )
+        sigma = same / len(dup_pairs)
+        if best is None or (sigma, key == target_key) > (best[0], best[1] == target_key):
+            best = (sigma, key)
+    assert best is not None
+    return best[1], best[0]
+
+
+def _is_fake(
+    data: _Training,
+    groups: dict[int, list[int]],
+    s: int,
+    t: int,
+    source_key: str,
+    target_key: str,
+    cfg: LearnConfig,
+) -> bool:
+    """The test of §5.2.2: a mapped key is irrelevant when duplicates inside ``s`` (or inside
+    ``t``) often differ on it."""
+    differ = total = 0
+    for node, key in ((s, source_key), (t, target_key)):
+        members = data.tree.nodes[node].members
+        by_cluster: dict[int, list[Token]] = defaultdict(list)
+        for m in members.tolist():
+            cid = int(data.clusters[m])
+            if cid in groups:
+                by_cluster[cid].append(data.token(m, key))
+        for tokens in by_cluster.values():
+            if len(tokens) > 1:
+                total += len(tokens) - 1
+                differ += len(set(tokens)) - 1
+    return total > 0 and differ / total > cfg.fake_max
+
+
+def _measure(
+    data: _Training, keys: list[UrlKeys], cand: Candidate, cfg: LearnConfig, rng: random.Random
+) -> tuple[int, float]:
+    """Support pairs and false-positive rate (eq. 3) of a candidate run on the training set:
+    the source's URLs rewritten, the target's as they are."""
+    nodes = data.tree.nodes
+    sources = nodes[cand.source].members.tolist()
+    targets = [] if cand.source == cand.target else nodes[cand.target].members.tolist()
+    if len(sources) > cfg.fpr_sample:
+        sources = rng.sample(sources, cfg.fpr_sample)
+    if len(targets) > cfg.fpr_sample:
+        targets = rng.sample(targets, cfg.fpr_sample)
+    out: dict[str, list[int]] = defaultdict(list)
+    for m in sources:
+        new = apply_ops(keys[m], (cand.ops,))
+        out[to_url(new if new is not None else keys[m])].append(m)
+    for m in targets:
+        out[data.urls[m]].append(m)
+    return _pairs(data.clusters, out.values())
+
+
+def _pairs(clusters: np.ndarray, groups: object) -> tuple[int, float]:
+    support = false = 0
+    for members in groups:  # type: ignore[attr-defined]
+        n = len(members)
+        if n < 2:
+            continue
+        pairs = n * (n - 1) // 2
+        same = sum(c * (c - 1) // 2 for c in Counter(clusters[members].tolist()).values())
+        support += pairs
+        false += pairs - same
+    return support, (false / support if support else 0.0)
+
+
+def _select(
+    data: _Training,
+    keys: list[UrlKeys],
+    qualified: list[Candidate],
+    site: str,
+    version: int,
+    cfg: LearnConfig,
+) -> RuleSet:
+    """Deployable rules by the graph method of §5.3, then checked as deployed."""
+    tree = data.tree
+    moves = [c for c in qualified if c.source != c.target]
+    selfs = {c.source: c for c in qualified if c.source == c.target}
+    popularity = _popularity(data, moves)
+    chosen: dict[int, Candidate] = {}
+    for cand in moves:
+        if popularity[cand.target] <= popularity[cand.source]:
+            continue
+        old = chosen.get(cand.source)
+        rank = (popularity[cand.target], -cand.fpr, cand.support)
+        if old is None or rank > (popularity[old.target], -old.fpr, old.support):
+            chosen[cand.source] = cand
+    # Figure 7 (b): a rule whose source lies under another source is covered by that one.
+    covered = {s for s in chosen if any(a in chosen or a in selfs for a in data.chain[s][1:])}
+    rules: dict[int, Rule] = {}
+    for source, cand in chosen.items():
+        if source in covered:
+            continue
+        steps = [cand.ops]
+        target = cand.target
+        while target in chosen:
+            steps.append(chosen[target].ops)
+            target = chosen[target].target
+        if target in selfs:
+            steps.append(selfs[target].ops)
+        rules[source] = Rule(source, target, tuple(steps), cand.support, cand.fpr)
+    for source, cand in selfs.items():
+        if source not in chosen and not any(
+            a in chosen or a in selfs for a in data.chain[source][1:]
+        ):
+            rules[source] = Rule(source, source, (cand.ops,), cand.support, cand.fpr)
+    destinations = frozenset(r.target for r in rules.values())
+    nodes = [
+        TreeNode(
+            n.parent,
+            dict(n.fixed),
+            n.split_key,
+            dict(n.children),
+            n.wildcard,
+            n.required,
+            n.optional,
+            tree.glob(n.id),
+        )
+        for n in tree.nodes
+    ]
+    for _ in range(8):
+        bad, rules = _check_deployed(data, RuleSet(site, version, nodes, rules))
+        if not bad:
+            destinations = frozenset(r.target for r in rules.values())
+            return RuleSet(site, version, nodes, rules, destinations, len(keys))
+    return RuleSet(site, version, nodes, {}, frozenset(), len(keys))
+
+
+def _popularity(data: _Training, moves: list[Candidate]) -> dict[int, float]:
+    """Stable distribution of the random walk of §5.3 (eq. 7), started from node volumes.
+    Every vertex also keeps a self-loop of weight 1 so that energy settles on sinks."""
+    vertices = sorted({c.source for c in moves} | {c.target for c in moves})
+    if not vertices:
+        return {}
+    index = {v: i for i, v in enumerate(vertices)}
+    n = len(vertices)
+    weights = np.eye(n)
+    for cand in moves:
+        i, j = index[cand.source], index[cand.target]
+        weights[i, j] = max(weights[i, j], 1.0 - cand.fpr)
+    for v in vertices:
+        for a in data.chain[v][1:]:
+            if a in index:
+                weights[index[v], index[a]] = 1.0
+    p = weights / weights.sum(axis=1, keepdims=True)
+    pi = np.array([data.tree.nodes[v].volume for v in vertices], dtype=float)
+    pi /= pi.sum()
+    for _ in range(200):
+        nxt = p.T @ pi
+        if np.abs(nxt - pi).sum() < 1e-12:
+            pi = nxt
+            break
+        pi = nxt
+    return {v: float(pi[index[v]]) for v in vertices}
+
+
+def _check_deployed(data: _Training, ruleset: RuleSet) -> tuple[bool, dict[int, Rule]]:
+    """Run the rule set over the training URLs; drop rules above ``fpr_max`` as deployed and
+    attach support, false-positive rate and examples to the rest."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    by_rule: dict[str, set[int]] = defaultdict(set)
+    examples: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    for i, url in enumerate(data.urls):
+        explained = ruleset.explain(url)
+        groups[explained.result].append(i)
+        if explained.result != url and explained.node is not None:
+            by_rule[explained.result].add(explained.node)
+            if len(examples[explained.node]) < 3:
+                examples[explained.node].append((url, explained.result))
+    stats: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for result, members in groups.items():
+        if len(members) < 2 or result not in by_rule:
+            continue
+        support, fpr = _pairs(data.clusters, [members])
+        for nid in by_rule[result]:
+            stats[nid][0] += support
+            stats[nid][1] += round(support * fpr)
+    kept: dict[int, Rule] = {}
+    bad = False
+    for nid, rule in ruleset.rules.items():
+        support, false = stats.get(nid, [0, 0])
+        fpr = false / support if support else 0.0
+        if not support or fpr > data.fpr_max:
+            bad = True
+            continue
+        kept[nid] = Rule(rule.source, rule.target, rule.steps, support, fpr, tuple(examples[nid]))
+    return bad, kept

@@ -1,0 +1,357 @@
+"""Deployable URL-normalization rules of one site: a :class:`RuleSet`.
+
+A rule rewrites the URLs of one pattern-tree node (the source) into the format of another (the
+target) with one operation per target key (``003_…`` §3): *keep* a constant value, *replace* it
+with the value of a source key, or *ignore* it (a query, ``;`` or fragment key is dropped; a
+path key takes the target's most common value, so the result is a URL the site serves). Chains
+of rules found by the selection step are stored concatenated.
+
+Safety holds by construction and is checked again when a rule set is loaded: rules never touch
+the scheme, user, host or port (those keys are copied from the input); a rule's target is never
+the source of another rule, so there are no cycles; and :meth:`RuleSet.apply` returns a URL
+only when applying the rules to it again leaves it unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .tree import ABSENT, Absent, Token
+from .url import UrlKeys, Value, is_authority_key, split_url, to_url
+
+FORMAT = "scrapy-templates/url-rules"
+OpKind = Literal["keep", "replace", "ignore"]
+_DROPPED_PREFIXES = ("?", ";", "#")
+
+
+class RuleSetError(ValueError):
+    """A rule set that is malformed or unsafe; the message says what is wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """One rewrite operation on a target key: ``keep`` sets ``value``, ``replace`` copies the
+    source key ``source``, ``ignore`` drops the key or, for a path key, sets ``value``."""
+
+    kind: OpKind
+    key: str
+    value: Value = None
+    source: str | None = None
+
+    def describe(self) -> str:
+        if self.kind == "keep":
+            return f"keep {self.key}={self.value!r}"
+        if self.kind == "replace":
+            return f"{self.key} := {self.source}"
+        if self.key.startswith(_DROPPED_PREFIXES):
+            return f"drop {self.key}"
+        return f"ignore {self.key} (use {self.value!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """Rewrite of the URLs of node ``source`` into the format of node ``target``; ``steps``
+    holds the operation lists of a concatenated chain, applied in order."""
+
+    source: int
+    target: int
+    steps: tuple[tuple[Op, ...], ...]
+    support: int = 0
+    fpr: float = 0.0
+    examples: tuple[tuple[str, str], ...] = ()
+
+
+def apply_ops(keys: UrlKeys, steps: Iterable[Iterable[Op]]) -> UrlKeys | None:
+    """Run rule steps over ``keys``; ``None`` when a replace finds no source value."""
+    current = keys
+    for ops in steps:
+        values = current.as_dict()
+        out: list[tuple[str, Value]] = [(k, v) for k, v in current.pairs if is_authority_key(k)]
+        for op in ops:
+            if op.kind == "keep":
+                out.append((op.key, op.value))
+            elif op.kind == "replace":
+                if op.source not in values:
+                    return None
+                out.append((op.key, values[op.source]))
+            elif not op.key.startswith(_DROPPED_PREFIXES):
+                out.append((op.key, op.value))
+        current = UrlKeys(tuple(out))
+    return current
+
+
+@dataclass(frozen=True, slots=True)
+class TreeNode:
+    """What matching needs of a pattern-tree node."""
+
+    parent: int | None
+    fixed: Mapping[str, Token]
+    split_key: str | None
+    children: Mapping[Token, int]
+    wildcard: int | None
+    required: frozenset[str]
+    optional: frozenset[str]
+    glob: str = ""
+    known: frozenset[str] = field(default=frozenset(), init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "known", self.required | self.optional)
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why :meth:`RuleSet.apply` did what it did to one URL."""
+
+    url: str
+    result: str
+    node: int | None
+    rule: Rule | None
+    reason: str
+
+
+@dataclass
+class RuleSet:
+    """The deployable rules of one site, with the pattern tree they are attached to."""
+
+    site: str
+    version: int
+    nodes: list[TreeNode]
+    rules: dict[int, Rule]
+    destinations: frozenset[int] = frozenset()
+    learned_from: int = 0
+    _decisive: frozenset[int] = field(default=frozenset(), init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._decisive = frozenset(self.rules)
+
+    @classmethod
+    def empty(cls, site: str) -> RuleSet:
+        return cls(site, 0, [], {})
+
+    def _decide(self, values: dict[str, Value]) -> int | None:
+        """Deepest node on the URL's path that has a rule."""
+        if not self.nodes:
+            return None
+        nodes = self.nodes
+        node = nodes[0]
+        if not _fits(node, values):
+            return None
+        nid = 0
+        found = 0 if 0 in self._decisive else None
+        while node.split_key is not None:
+            value: Token = values.get(node.split_key, ABSENT)
+            child = node.children.get(value)
+            if child is None and not isinstance(value, Absent):
+                child = node.wildcard
+            if child is None or not _fits(nodes[child], values):
+                break
+            nid, node = child, nodes[child]
+            if nid in self._decisive:
+                found = nid
+        return found
+
+    def _rewrite(self, url: str) -> tuple[str, int | None, Rule | None, str]:
+        keys = split_url(url)
+        values = keys.as_dict()
+        nid = self._decide(values)
+        if nid is None:
+            return url, None, None, "no rule for this pattern"
+        rule = self.rules[nid]
+        node = self.nodes[nid]
+        if any(not is_authority_key(k) and k not in node.known for k in values):
+            return url, nid, rule, "keys outside the rule's pattern"
+        out = apply_ops(keys, rule.steps)
+        if out is None:
+            return url, nid, rule, "a source key is missing"
+        return to_url(out), nid, rule, "rewritten"
+
+    def explain(self, url: str) -> Explanation:
+        """The result of :meth:`apply` with the node, rule and reason behind it."""
+        result, nid, rule, reason = self._rewrite(url)
+        if result != url and self._rewrite(result)[0] != result:
+            return Explanation(url, url, nid, rule, "result not stable under the rules")
+        if result == url and reason == "rewritten":
+            reason = "already canonical"
+        return Explanation(url, result, nid, rule, reason)
+
+    def apply(self, url: str) -> str:
+        """The canonical form of ``url`` (``url`` itself when no rule applies)."""
+        result = self._rewrite(url)[0]
+        if result != url and self._rewrite(result)[0] != result:
+            return url
+        return result
+
+    # -- JSON -----------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "site": self.site,
+            "version": self.version,
+            "learned_from": self.learned_from,
+            "nodes": [_node_json(n) for n in self.nodes],
+            "destinations": sorted(self.destinations),
+            "rules": [_rule_json(r) for r in self.rules.values()],
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), separators=(",", ":"), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, data: Any) -> RuleSet:
+        """Load and validate; raises :class:`RuleSetError` naming the first problem."""
+        try:
+            if not isinstance(data, dict) or data.get("format") != FORMAT:
+                raise RuleSetError("not a scrapy-templates rule set")
+            nodes = [_node_from(n) for n in data["nodes"]]
+            rules = [_rule_from(r) for r in data["rules"]]
+            ruleset = cls(
+                site=str(data["site"]),
+                version=int(data["version"]),
+                nodes=nodes,
+                rules={r.source: r for r in rules},
+                destinations=frozenset(int(d) for d in data["destinations"]),
+                learned_from=int(data.get("learned_from", 0)),
+            )
+        except RuleSetError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise RuleSetError(f"malformed rule set: {exc!r}") from exc
+        if len(ruleset.rules) != len(rules):
+            raise RuleSetError("two rules share a source node")
+        ruleset.validate()
+        return ruleset
+
+    @classmethod
+    def loads(cls, text: str | bytes) -> RuleSet:
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise RuleSetError(f"rule set is not JSON: {exc}") from exc
+        return cls.from_json(data)
+
+    def validate(self) -> None:
+        """Raise :class:`RuleSetError` unless the rule set is safe to deploy."""
+        n = len(self.nodes)
+        for i, node in enumerate(self.nodes):
+            if (node.parent is None) != (i == 0) or (node.parent is not None and node.parent >= i):
+                raise RuleSetError(f"node {i}: bad parent")
+            kids = [
+                *node.children.values(),
+                *([node.wildcard] if node.wildcard is not None else []),
+            ]
+            if any(not i < c < n or self.nodes[c].parent != i for c in kids):
+                raise RuleSetError(f"node {i}: bad child")
+        for src, rule in self.rules.items():
+            if not (0 <= src < n and 0 <= rule.target < n):
+                raise RuleSetError(f"rule {src}: node out of range")
+            onward = self.rules.get(rule.target)
+            if onward is not None and onward.target != rule.target:
+                raise RuleSetError(f"rule {src}: target {rule.target} is itself rewritten")
+            for ops in rule.steps:
+                for op in ops:
+                    if is_authority_key(op.key) or (op.source and is_authority_key(op.source)):
+                        raise RuleSetError(f"rule {src}: changes the scheme, host or port")
+                    try:
+                        to_url([(op.key, op.value)])
+                    except ValueError as exc:
+                        raise RuleSetError(f"rule {src}: {exc}") from exc
+            for before, after in rule.examples:
+                if split_url(before).as_dict().get("scheme") != split_url(after).as_dict().get(
+                    "scheme"
+                ) or _host(before) != _host(after):
+                    raise RuleSetError(f"rule {src}: example changes the scheme or host")
+                if self.apply(before) != after or self.apply(after) != after:
+                    raise RuleSetError(f"rule {src}: example {before} does not give {after}")
+
+
+def _fits(node: TreeNode, values: dict[str, Value]) -> bool:
+    return all(values.get(k, ABSENT) == v for k, v in node.fixed.items())
+
+
+def _host(url: str) -> list[tuple[str, Value]]:
+    return [(k, v) for k, v in split_url(url).pairs if is_authority_key(k) and k != "scheme"]
+
+
+def _token_json(token: Token) -> Any:
+    return {"absent": True} if isinstance(token, Absent) else token
+
+
+def _token_from(data: Any) -> Token:
+    if isinstance(data, dict):
+        if data != {"absent": True}:
+            raise RuleSetError(f"bad value {data!r}")
+        return ABSENT
+    if data is not None and not isinstance(data, str):
+        raise RuleSetError(f"bad value {data!r}")
+    return data
+
+
+def _node_json(node: TreeNode) -> dict[str, Any]:
+    return {
+        "parent": node.parent,
+        "fixed": [[k, _token_json(v)] for k, v in node.fixed.items()],
+        "split": node.split_key,
+        "children": [[_token_json(v), c] for v, c in node.children.items()],
+        "wildcard": node.wildcard,
+        "required": sorted(node.required),
+        "optional": sorted(node.optional),
+        "glob": node.glob,
+    }
+
+
+def _node_from(data: dict[str, Any]) -> TreeNode:
+    return TreeNode(
+        parent=None if data["parent"] is None else int(data["parent"]),
+        fixed={str(k): _token_from(v) for k, v in data["fixed"]},
+        split_key=None if data["split"] is None else str(data["split"]),
+        children={_token_from(v): int(c) for v, c in data["children"]},
+        wildcard=None if data["wildcard"] is None else int(data["wildcard"]),
+        required=frozenset(str(k) for k in data["required"]),
+        optional=frozenset(str(k) for k in data["optional"]),
+        glob=str(data.get("glob", "")),
+    )
+
+
+def _rule_json(rule: Rule) -> dict[str, Any]:
+    return {
+        "source": rule.source,
+        "target": rule.target,
+        "steps": [
+            [{"op": o.kind, "key": o.key, "value": o.value, "source": o.source} for o in ops]
+            for ops in rule.steps
+        ],
+        "support": rule.support,
+        "fpr": rule.fpr,
+        "examples": [list(e) for e in rule.examples],
+    }
+
+
+def _rule_from(data: dict[str, Any]) -> Rule:
+    steps = []
+    for ops in data["steps"]:
+        step = []
+        for o in ops:
+            if o["op"] not in ("keep", "replace", "ignore"):
+                raise RuleSetError(f"unknown operation {o['op']!r}")
+            if o["op"] == "replace" and not isinstance(o.get("source"), str):
+                raise RuleSetError("replace without a source key")
+            step.append(Op(o["op"], str(o["key"]), _value(o.get("value")), o.get("source")))
+        steps.append(tuple(step))
+    return Rule(
+        source=int(data["source"]),
+        target=int(data["target"]),
+        steps=tuple(steps),
+        support=int(data.get("support", 0)),
+        fpr=float(data.get("fpr", 0.0)),
+        examples=tuple((str(a), str(b)) for a, b in data.get("examples", [])),
+    )
+
+
+def _value(data: Any) -> Value:
+    if data is not None and not isinstance(data, str):
+        raise RuleSetError(f"bad value {data!r}")
+    return data

@@ -1,0 +1,278 @@
+"""The URL pattern tree of ``003_…`` §5.1 (Algorithm 1).
+
+Starting from all URLs of a site, a node is split by the key with the lowest value entropy not
+yet used; the key's values are *salient* (kept as literal values in the children's patterns) or
+*trivial* (generalised to ``*``), cut at the largest drop of the sorted log-frequency curve
+(eq. 5). A node stops when its lowest-entropy key has only trivial values.
+
+Choices of ours, each cheap and in the spirit of the paper:
+
+- a missing key is a value of its own (``ABSENT``), so URLs with and without ``?sid`` or a
+  trailing segment land in different nodes;
+- a split that would give a single child only fixes the key's value on the node itself, so the
+  tree has no chains of one-child nodes;
+- value frequencies for the salient/trivial cut count distinct duplicate clusters, not URLs,
+  and a salient value needs at least two clusters and ``min_share`` of the node's clusters:
+  duplicates repeat a page's ID a few times, which must not make an ID look like a directory.
+
+Columns of value ids (numpy) keep the build near-linear in the number of URLs.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .url import UrlKeys, Value, is_authority_key, to_url
+
+
+class Absent(enum.Enum):
+    """The value of a key a URL does not have."""
+
+    ABSENT = "absent"
+
+
+ABSENT = Absent.ABSENT
+Token = str | None | Absent
+WILD = "[^/?#&;]*"
+
+
+@dataclass
+class Node:
+    """One URL pattern: the keys fixed to a value on the way from the root, the keys
+    generalised to ``*``, and the member URLs (indices into the training URLs)."""
+
+    id: int
+    parent: int | None
+    fixed: dict[str, Token]
+    wild: frozenset[str]
+    members: np.ndarray
+    split_key: str | None = None
+    children: dict[Token, int] = field(default_factory=dict)
+    wildcard: int | None = None
+    required: frozenset[str] = frozenset()
+    optional: frozenset[str] = frozenset()
+    example: tuple[tuple[str, Value], ...] = ()
+
+    @property
+    def volume(self) -> int:
+        return len(self.members)
+
+
+@dataclass
+class PatternTree:
+    """A pattern tree over ``urls``; ``nodes[0]`` is the root."""
+
+    urls: list[UrlKeys]
+    nodes: list[Node]
+    leaf_of: np.ndarray  # node id of the deepest node holding each URL
+    columns: Columns
+
+    def ancestors(self, node_id: int) -> list[int]:
+        """``node_id`` and its ancestors, deepest first."""
+        out = [node_id]
+        parent = self.nodes[node_id].parent
+        while parent is not None:
+            out.append(parent)
+            parent = self.nodes[parent].parent
+        return out
+
+    def pattern(self, node_id: int) -> dict[str, Token]:
+        """Every constraint of the node: fixed values, and ``"*"`` for generalised keys."""
+        out: dict[str, Token] = {}
+        for nid in reversed(self.ancestors(node_id)):
+            node = self.nodes[nid]
+            out.update(dict.fromkeys(node.wild, "*"))
+            out.update(node.fixed)
+        return out
+
+    def glob(self, node_id: int) -> str:
+        """The node's pattern as a URL with ``*`` for generalised values."""
+        node = self.nodes[node_id]
+        fixed = {k: v for k, v in self.pattern(node_id).items() if v != "*"}
+        pairs: list[tuple[str, Value]] = []
+        for key, _ in node.example:
+            if key in fixed:
+                token = fixed[key]
+                pairs.append((key, None if isinstance(token, Absent) else token))
+            else:
+                pairs.append((key, "*"))
+        return to_url(pairs)
+
+    def regex(self, node_id: int) -> str:
+        """A regular expression for the node's URLs written in its example's key order."""
+        return "^" + re.escape(self.glob(node_id)).replace(r"\*", WILD) + "$"
+
+    def match(self, keys: dict[str, Value]) -> list[int]:
+        """Node ids on the path a URL takes from the root, root first; empty when the URL
+        does not fit the root's pattern."""
+        path: list[int] = []
+        node = self.nodes[0]
+        if not _fits(node, keys):
+            return path
+        path.append(0)
+        while node.split_key is not None:
+            value: Token = keys.get(node.split_key, ABSENT)
+            child = node.children.get(value)
+            if child is None and not isinstance(value, Absent):
+                child = node.wildcard
+            if child is None or not _fits(self.nodes[child], keys):
+                break
+            node = self.nodes[child]
+            path.append(child)
+        return path
+
+
+def _fits(node: Node, keys: dict[str, Value]) -> bool:
+    return all(keys.get(k, ABSENT) == v for k, v in node.fixed.items())
+
+
+def entropy(counts: Sequence[int] | np.ndarray) -> float:
+    """Shannon entropy of a value distribution (eq. 4)."""
+    total = float(sum(counts))
+    return -sum(c / total * math.log(c / total) for c in counts if c)
+
+
+def salient_values(counts: dict[Token, int], min_share: float) -> set[Token]:
+    """Values kept literally in the tree: those before the largest drop of the sorted
+    log-frequency curve (eq. 5), among values seen at least twice and in at least
+    ``min_share`` of the URLs. ``ABSENT`` is always salient."""
+    total = sum(counts.values())
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    floor = max(2.0, min_share * total)
+    freqs = [c for _, c in ranked]
+    best_drop, cut = 0.0, 0
+    for i, f in enumerate(freqs):
+        if f < floor:
+            break
+        nxt = freqs[i + 1] if i + 1 < len(freqs) else 1
+        drop = math.log(f) - math.log(nxt)
+        if drop > best_drop:
+            best_drop, cut = drop, i + 1
+    out = {v for v, _ in ranked[:cut]}
+    if ABSENT in counts:
+        out.add(ABSENT)
+    return out
+
+
+class Columns:
+    """Training URLs as one integer column per key (0 = absent)."""
+
+    def __init__(self, urls: Sequence[UrlKeys]) -> None:
+        self.values: dict[str, list[Token]] = {}
+        ids: dict[str, dict[Token, int]] = {}
+        raw: dict[str, np.ndarray] = {}
+        n = len(urls)
+        for i, keys in enumerate(urls):
+            for key, value in keys.pairs:
+                table = ids.get(key)
+                if table is None:
+                    table = ids[key] = {}
+                    self.values[key] = [ABSENT]
+                    raw[key] = np.zeros(n, dtype=np.int32)
+                vid = table.get(value)
+                if vid is None:
+                    vid = table[value] = len(table) + 1
+                    self.values[key].append(value)
+                raw[key][i] = vid
+        self.columns = raw
+
+
+def build_tree(
+    urls: Sequence[UrlKeys],
+    clusters: Sequence[int] | np.ndarray | None = None,
+    *,
+    min_share: float = 0.05,
+) -> PatternTree:
+    """Algorithm 1 of ``003_…`` over ``urls`` (all of one site); ``clusters[i]`` is the
+    duplicate cluster of ``urls[i]`` (each URL its own cluster when not given)."""
+    cols = Columns(urls)
+    cluster_of = np.arange(len(urls)) if clusters is None else np.asarray(clusters, dtype=np.int64)
+    all_members = np.arange(len(urls))
+    nodes: list[Node] = [Node(0, None, {}, frozenset(), all_members)]
+    todo: list[tuple[int, frozenset[str]]] = [(0, frozenset())]
+    while todo:
+        nid, done = todo.pop()
+        node = nodes[nid]
+        members = node.members
+        while True:
+            best: tuple[float, str, np.ndarray, np.ndarray] | None = None
+            for key, column in cols.columns.items():
+                if key in done:
+                    continue
+                values, counts = np.unique(column[members], return_counts=True)
+                if len(values) == 1 and values[0] == 0:
+                    continue
+                h = entropy(counts)
+                if best is None or (h, key) < (best[0], best[1]):
+                    best = (h, key, values, counts)
+            if best is None:
+                break
+            _, key, vids, counts = best
+            tokens = cols.values[key]
+            salient = salient_values(
+                _cluster_counts(cols.columns[key], cluster_of, members, tokens), min_share
+            )
+            done = done | {key}
+            if not salient:
+                break
+            column = cols.columns[key][members]
+            salient_ids = [v for v in vids.tolist() if tokens[v] in salient]
+            trivial = ~np.isin(column, salient_ids)
+            if len(salient_ids) == 1 and not trivial.any():
+                node.fixed[key] = tokens[salient_ids[0]]
+                continue
+            node.split_key = key
+            for vid in salient_ids:
+                child = Node(
+                    len(nodes), nid, {key: tokens[vid]}, frozenset(), members[column == vid]
+                )
+                nodes.append(child)
+                node.children[tokens[vid]] = child.id
+                todo.append((child.id, done))
+            if trivial.any():
+                child = Node(len(nodes), nid, {}, frozenset({key}), members[trivial])
+                nodes.append(child)
+                node.wildcard = child.id
+                todo.append((child.id, done))
+            break
+    leaf_of = np.zeros(len(urls), dtype=np.int64)
+    for node in nodes:
+        _describe(node, urls, cols)
+        if node.split_key is None:
+            leaf_of[node.members] = node.id
+    return PatternTree(list(urls), nodes, leaf_of, cols)
+
+
+def _cluster_counts(
+    column: np.ndarray, cluster_of: np.ndarray, members: np.ndarray, tokens: list[Token]
+) -> dict[Token, int]:
+    """For each value of a key among ``members``: in how many distinct clusters it occurs."""
+    width = int(cluster_of.max()) + 1 if len(cluster_of) else 1
+    combined = np.unique(column[members].astype(np.int64) * width + cluster_of[members])
+    vids, counts = np.unique(combined // width, return_counts=True)
+    return {tokens[v]: int(c) for v, c in zip(vids.tolist(), counts.tolist(), strict=True)}
+
+
+def _describe(node: Node, urls: Sequence[UrlKeys], cols: Columns) -> None:
+    """Fill the node's required / optional keys and its example URL."""
+    members = node.members
+    required: set[str] = set()
+    optional: set[str] = set()
+    for key, column in cols.columns.items():
+        if is_authority_key(key):
+            continue
+        present = int(np.count_nonzero(column[members]))
+        if present == len(members):
+            required.add(key)
+        elif present:
+            optional.add(key)
+    node.required = frozenset(required)
+    node.optional = frozenset(optional)
+    if len(members):
+        node.example = urls[int(members[0])].pairs

@@ -1,0 +1,190 @@
+"""URLs as ordered key/value pairs (``003_…`` §3, figure 2) and back, losslessly.
+
+A URL is cut at its delimiters only — nothing is decoded, lowercased or reordered — so
+:func:`to_url` gives back the exact string :func:`split_url` was given. Keys:
+
+========================  ==========================================================
+``scheme``                the scheme, without ``:``
+``user``                  user information before ``@``
+``host_0``, ``host_1``…   host labels, left to right (``www``, ``example``, ``com``)
+``port``                  the port, without ``:``
+``path_0``, ``path_1``…   segments of an absolute path (``/a/`` gives ``a`` and ``""``)
+``path``                  a path without a leading ``/`` (``mailto:`` and the like)
+``ext``                   extension of the last segment (``php`` of ``show.php``)
+``;name``                 a ``;``-parameter of the last segment
+``?name``                 a query parameter
+``#``                     the fragment
+========================  ==========================================================
+
+A parameter written without ``=`` has the value ``None``. When a name repeats, later
+occurrences get an occurrence suffix (``?tag&2``, ``;v;2``) that cannot occur in a real name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+Value = str | None
+
+# RFC 3986 appendix B: matches every string.
+_URI = re.compile(r"^(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$", re.S)
+AUTHORITY_KEYS = frozenset({"scheme", "user", "port"})
+
+
+def is_authority_key(key: str) -> bool:
+    """Keys that name where a URL points (scheme, user, host, port): rules never change them."""
+    return key in AUTHORITY_KEYS or key.startswith("host_")
+
+
+@dataclass(frozen=True, slots=True)
+class UrlKeys:
+    """A URL as ordered key/value pairs; ``dict(pairs)`` is safe (keys are unique)."""
+
+    pairs: tuple[tuple[str, Value], ...]
+
+    def __iter__(self) -> Iterator[tuple[str, Value]]:
+        return iter(self.pairs)
+
+    def as_dict(self) -> dict[str, Value]:
+        return dict(self.pairs)
+
+
+def _items(text: str, sep: str, prefix: str, marker: str) -> Iterator[tuple[str, Value]]:
+    seen: dict[str, int] = {}
+    for item in text.split(sep):
+        name, eq, value = item.partition("=")
+        n = seen[name] = seen.get(name, 0) + 1
+        key = prefix + name if n == 1 else f"{prefix}{name}{marker}{n}"
+        yield key, (value if eq else None)
+
+
+def split_url(url: str) -> UrlKeys:
+    """The key/value pairs of ``url`` (any string; see the module docstring)."""
+    match = _URI.match(url)
+    assert match is not None  # the pattern matches every string
+    scheme, authority, path, query, fragment = match.groups()
+    pairs: list[tuple[str, Value]] = []
+    if scheme is not None:
+        pairs.append(("scheme", scheme))
+    if authority is not None:
+        user, at, hostport = authority.rpartition("@")
+        if at:
+            pairs.append(("user", user))
+        host, port = _host_port(hostport)
+        pairs.extend((f"host_{i}", label) for i, label in enumerate(host.split(".")))
+        if port is not None:
+            pairs.append(("port", port))
+    if path:
+        if path.startswith("/"):
+            segments = path[1:].split("/")
+            last, semi, params = segments[-1].partition(";")
+            stem, ext = _stem_ext(last)
+            segments[-1] = stem
+            pairs.extend((f"path_{i}", seg) for i, seg in enumerate(segments))
+            if ext is not None:
+                pairs.append(("ext", ext))
+            if semi:
+                pairs.extend(_items(params, ";", ";", ";"))
+        else:
+            pairs.append(("path", path))
+    if query is not None:
+        pairs.extend(_items(query, "&", "?", "&"))
+    if fragment is not None:
+        pairs.append(("#", fragment))
+    return UrlKeys(tuple(pairs))
+
+
+def _host_port(hostport: str) -> tuple[str, str | None]:
+    if hostport.startswith("["):
+        end = hostport.find("]")
+        if end >= 0:
+            rest = hostport[end + 1 :]
+            if rest.startswith(":"):
+                return hostport[: end + 1], rest[1:]
+            if not rest:
+                return hostport, None
+    host, colon, port = hostport.rpartition(":")
+    return (host, port) if colon else (hostport, None)
+
+
+def _stem_ext(segment: str) -> tuple[str, str | None]:
+    dot = segment.rfind(".")
+    if dot <= 0:
+        return segment, None
+    return segment[:dot], segment[dot + 1 :]
+
+
+def _item_name(key: str, marker: str) -> str:
+    name = key[1:]
+    base, sep, n = name.rpartition(marker)
+    return base if sep and n.isdigit() else name
+
+
+def _join_items(items: Iterable[tuple[str, Value]], sep: str, marker: str) -> str:
+    return sep.join(
+        _item_name(key, marker) + ("" if value is None else "=" + value) for key, value in items
+    )
+
+
+def to_url(keys: UrlKeys | Iterable[tuple[str, Value]]) -> str:
+    """The URL of ``keys`` (the inverse of :func:`split_url`). Query and ``;``-parameters keep
+    their order; everything else is placed by its key."""
+    scheme: Value = None
+    user: Value = None
+    port: Value = None
+    rootless: Value = None
+    ext: Value = None
+    fragment: Value = None
+    hosts: dict[int, str] = {}
+    segments: dict[int, str] = {}
+    params: list[tuple[str, Value]] = []
+    query: list[tuple[str, Value]] = []
+    for key, value in keys:
+        if key.startswith("?"):
+            query.append((key, value))
+        elif key.startswith(";"):
+            params.append((key, value))
+        elif key.startswith("path_"):
+            segments[int(key[5:])] = value or ""
+        elif key.startswith("host_"):
+            hosts[int(key[5:])] = value or ""
+        elif key == "scheme":
+            scheme = value
+        elif key == "user":
+            user = value
+        elif key == "port":
+            port = value
+        elif key == "path":
+            rootless = value
+        elif key == "ext":
+            ext = value
+        elif key == "#":
+            fragment = value
+        else:
+            raise ValueError(f"not a URL key: {key!r}")
+    out: list[str] = []
+    if scheme is not None:
+        out.append(scheme + ":")
+    if hosts:
+        out.append("//")
+        if user is not None:
+            out.append(user + "@")
+        out.append(".".join(hosts[i] for i in sorted(hosts)))
+        if port is not None:
+            out.append(":" + port)
+    if segments:
+        path = [segments[i] for i in sorted(segments)]
+        if ext is not None:
+            path[-1] = f"{path[-1]}.{ext}"
+        out.append("/" + "/".join(path))
+        if params:
+            out.append(";" + _join_items(params, ";", ";"))
+    elif rootless is not None:
+        out.append(rootless)
+    if query:
+        out.append("?" + _join_items(query, "&", "&"))
+    if fragment is not None:
+        out.append("#" + fragment)
+    return "".join(out)

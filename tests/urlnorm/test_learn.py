@@ -1,0 +1,86 @@
+from collections import defaultdict
+
+from scrapy_templates.urlnorm.learn import LearnConfig, learn_rules
+from tests.urlnorm.url_sets import circle_site, mirror_site, query_site
+
+
+def _groups(ruleset, urls, clusters):
+    by_result: dict[str, set[int]] = defaultdict(set)
+    for url, cluster in zip(urls, clusters, strict=True):
+        by_result[ruleset.apply(url)].add(cluster)
+    return by_result
+
+
+def test_figure_4_every_page_gets_one_canonical_url() -> None:
+    urls, clusters = mirror_site()
+    report = learn_rules(urls, clusters, site="www.example.com")
+    groups = _groups(report.ruleset, urls, clusters)
+    assert all(len(c) == 1 for c in groups.values()), "two pages merged"
+    assert len(groups) == len(set(clusters)), "a page kept several URLs"
+
+
+def test_figure_4_operations() -> None:
+    urls, clusters = mirror_site()
+    rules = learn_rules(urls, clusters).ruleset.rules.values()
+    ops = {(op.kind, op.key, op.source) for rule in rules for step in rule.steps for op in step}
+    assert ("ignore", "?sid", None) in ops
+    assert ("ignore", "path_0", None) in ops  # the mirror
+    assert ("replace", "?pageid", "path_1") in ops or ("replace", "path_1", "?pageid") in ops
+
+
+def test_figure_3_irrelevant_keys_ignored_relevant_key_replaced() -> None:
+    urls, clusters = query_site()
+    report = learn_rules(urls, clusters)
+    canonical = report.ruleset.apply("http://q.example/page?k1=a&k2=7&k3=1&k4=c&k5=2")
+    assert canonical == report.ruleset.apply("http://q.example/page?k1=a&k2=7&k3=99&k4=c&k5=3")
+    assert canonical != report.ruleset.apply("http://q.example/page?k1=a&k2=8&k3=1&k4=c&k5=2")
+    assert "k2=7" in canonical and "k3" not in canonical and "k5" not in canonical
+
+
+def test_no_results_pages_do_not_make_the_query_irrelevant() -> None:
+    urls, clusters = query_site()
+    ruleset = learn_rules(urls, clusters).ruleset
+    searches = {ruleset.apply(u) for u in urls if "/search" in u}
+    assert len(searches) == 10
+
+
+def test_fpr_filter_removes_candidates_that_merge_distinct_pages() -> None:
+    urls, clusters = query_site()
+    report = learn_rules(urls, clusters)
+    rejected = [c for c in report.candidates if c not in report.qualified]
+    assert rejected and all(c.fpr > LearnConfig().fpr_max or not c.support for c in rejected)
+    assert all(rule.fpr <= LearnConfig().fpr_max for rule in report.ruleset.rules.values())
+
+
+def test_figure_7_circles_and_shared_sources_give_one_destination() -> None:
+    urls, clusters = circle_site()
+    report = learn_rules(urls, clusters)
+    ruleset = report.ruleset
+    ruleset.validate()  # no cycle, every example holds
+    for i in range(30):
+        forms = {
+            ruleset.apply(f"http://c.example/item/{i}"),
+            ruleset.apply(f"http://c.example/item.php?id={i}"),
+            ruleset.apply(f"http://c.example/print/{i}/view"),
+        }
+        assert len(forms) == 1
+        assert forms <= {f"http://c.example/item/{i}", f"http://c.example/item.php?id={i}"}
+    # one destination; every other format has exactly one rule, which leads there
+    assert len(ruleset.destinations) == 1
+    assert all(r.target in ruleset.destinations for r in ruleset.rules.values())
+    assert not set(ruleset.rules) & ruleset.destinations
+    # pages seen in one format only are generalised to, and kept apart in, the same format
+    singles = {ruleset.apply(f"http://c.example/item/{i}") for i in range(30, 60)}
+    assert len(singles) == 30
+
+
+def test_unrelated_urls_are_left_alone() -> None:
+    urls, clusters = mirror_site()
+    ruleset = learn_rules(urls, clusters).ruleset
+    for url in ["http://www.example.com/about", "http://www.example.com/archive1/x/display?sid=1&page=2"]:
+        assert ruleset.apply(url) == url
+
+
+def test_learning_is_deterministic() -> None:
+    urls, clusters = mirror_site()
+    assert learn_rules(urls, clusters).ruleset.dumps() == learn_rules(urls, clusters).ruleset.dumps()

@@ -1,0 +1,73 @@
+import math
+import re
+
+import numpy as np
+
+from scrapy_templates.urlnorm.tree import ABSENT, build_tree, entropy, salient_values
+from scrapy_templates.urlnorm.url import split_url
+
+from tests.urlnorm.url_sets import mirror_site
+
+
+def test_entropy() -> None:
+    assert entropy([5]) == 0
+    assert math.isclose(entropy([1, 1]), math.log(2))
+
+
+def test_salient_values_cut_at_the_largest_drop() -> None:
+    counts = {"index": 500, "cfm": 400, **{f"id{i}": 1 for i in range(300)}}
+    assert salient_values(counts, 0.05) == {"index", "cfm"}
+
+
+def test_values_seen_once_are_trivial() -> None:
+    assert salient_values({f"id{i}": 1 for i in range(50)}, 0.05) == set()
+
+
+def test_equal_popular_values_are_all_salient() -> None:
+    assert salient_values({"docs": 40, "blog": 40}, 0.05) == {"docs", "blog"}
+
+
+def test_absent_is_always_salient() -> None:
+    assert ABSENT in salient_values({ABSENT: 1, "x": 1}, 0.05)
+
+
+def _tree():
+    urls, clusters = mirror_site()
+    return urls, build_tree([split_url(u) for u in urls], clusters)
+
+
+def test_figure_4_tree_separates_formats_and_generalises_ids() -> None:
+    urls, tree = _tree()
+    globs = {tree.glob(n.id) for n in tree.nodes}
+    assert "http://www.example.com/*/show.php?pageid=*&sid=*" in globs
+    assert "http://www.example.com/*/*/display?sid=*" in globs
+    # page ids repeat only inside their duplicate cluster: never a literal in a pattern
+    for node in tree.nodes:
+        assert "?pageid" not in node.fixed
+        assert not any(v is not ABSENT and str(v).isdigit() for v in node.fixed.values())
+
+
+def test_children_partition_their_parent() -> None:
+    _, tree = _tree()
+    for node in tree.nodes:
+        kids = [*node.children.values(), *([node.wildcard] if node.wildcard is not None else [])]
+        if kids:
+            joined = np.sort(np.concatenate([tree.nodes[k].members for k in kids]))
+            assert np.array_equal(joined, np.sort(node.members))
+
+
+def test_members_match_their_node_regex_and_path() -> None:
+    urls, tree = _tree()
+    for i, url in enumerate(urls):
+        leaf = int(tree.leaf_of[i])
+        assert tree.match(split_url(url).as_dict())[-1] == leaf
+        pattern = re.compile(tree.regex(leaf))
+        # the regex follows the node example's key order, which every member here shares
+        assert pattern.match(url), (url, tree.regex(leaf))
+
+
+def test_unknown_url_stops_where_it_leaves_the_patterns() -> None:
+    _, tree = _tree()
+    assert tree.match(split_url("https://other.example/x").as_dict()) == []
+    path = tree.match(split_url("http://www.example.com/x/y/z/w").as_dict())
+    assert path == [0]

@@ -1,0 +1,62 @@
+"""Hand-made URL sets where the right rules are known (after figures 3, 4 and 7 of ``003_…``)."""
+
+from __future__ import annotations
+
+import random
+
+
+def mirror_site(pages: int = 50, seed: int = 1) -> tuple[list[str], list[int]]:
+    """Figure 4: each page as ``/archiveN/show.php?pageid=ID&sid=S`` (twice) and as
+    ``/archiveN/ID/display?sid=S`` (twice): mirror and session id are irrelevant, ``pageid``
+    maps to the second path segment."""
+    rng = random.Random(seed)
+    urls: list[str] = []
+    clusters: list[int] = []
+    for pid in range(10, 10 + pages):
+        for form in range(4):
+            mirror = f"archive{rng.randrange(4)}"
+            sid = f"{rng.randrange(16**8):08x}"
+            if form < 2:
+                urls.append(f"http://www.example.com/{mirror}/show.php?pageid={pid}&sid={sid}")
+            else:
+                urls.append(f"http://www.example.com/{mirror}/{pid}/display?sid={sid}")
+            clusters.append(pid)
+    return urls, clusters
+
+
+def query_site(pages: int = 40, seed: int = 2) -> tuple[list[str], list[int]]:
+    """Figure 3: ``K1=a&K2=b&K3=*&K4=c&K5=*`` where K3 and K5 do not change the page, and
+    ``K2`` does; plus search pages whose "no results" copies must not teach that ``q`` is
+    irrelevant."""
+    rng = random.Random(seed)
+    urls: list[str] = []
+    clusters: list[int] = []
+    for pid in range(pages):
+        for _ in range(3):
+            k3, k5 = rng.randrange(1000), rng.randrange(1000)
+            urls.append(f"http://q.example/page?k1=a&k2={pid}&k3={k3}&k4=c&k5={k5}")
+            clusters.append(pid)
+    for i, word in enumerate(["river", "bridge", "coast", "harbour", "forest", "island"]):
+        urls.append(f"http://q.example/search?q={word}")
+        clusters.append(1000 + i)
+    for word in ["zzzz", "qqqq", "xxyy", "nope"]:
+        urls.append(f"http://q.example/search?q={word}")
+        clusters.append(2000)  # every "no results" page has the same content
+    return urls, clusters
+
+
+def circle_site(pages: int = 30) -> tuple[list[str], list[int]]:
+    """Figure 7 (c): every page under three formats, each a duplicate of the others, so the
+    candidates form circles and shared sources."""
+    urls: list[str] = []
+    clusters: list[int] = []
+    for pid in range(pages):
+        urls += [
+            f"http://c.example/item/{pid}",
+            f"http://c.example/item.php?id={pid}",
+            f"http://c.example/print/{pid}/view",
+        ]
+        clusters += [pid] * 3
+    urls += [f"http://c.example/item/{pid}" for pid in range(pages, pages + 30)]
+    clusters += list(range(pages, pages + 30))
+    return urls, clusters
