@@ -1,0 +1,148 @@
+"""Duplicate clusters, the training data of the URL learner (``003_…`` §3).
+
+Two URLs are in one cluster when their pages have the same text (exact hash) or the same body
+bytes, page simhashes within ``distance`` bits (near-duplicates, found with the block
+permutation trick: four 16-bit blocks, so two hashes within three bits share a block), a
+``rel=canonical`` link between them on the same host, or a redirect from one to the other on
+the same host. A URL seen without any of these is a cluster of its own: unique pages are what
+the false-positive test of the learner measures rules against.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+_BLOCKS = 4
+_BLOCK_BITS = 64 // _BLOCKS
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """What the crawl saw of one URL; every field but ``url`` is optional."""
+
+    url: str
+    simhash: int | None = None
+    text_hash: str | None = None
+    body_hash: str | None = None
+    canonical: str | None = None
+    redirects: tuple[str, ...] = ()
+    cluster: str | None = None
+
+    def to_json(self) -> str:
+        data: dict[str, Any] = {"url": self.url}
+        if self.simhash is not None:
+            data["simhash"] = f"{self.simhash:016x}"
+        for name in ("text_hash", "body_hash", "canonical", "cluster"):
+            if (value := getattr(self, name)) is not None:
+                data[name] = value
+        if self.redirects:
+            data["redirects"] = list(self.redirects)
+        return json.dumps(data, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Sample:
+        """Parse one sample; raises ``ValueError`` with the reason for a bad line."""
+        data = json.loads(text)
+        if not isinstance(data, dict) or not isinstance(data.get("url"), str):
+            raise ValueError("a sample needs a 'url' string")
+        simhash = data.get("simhash")
+        if isinstance(simhash, str):
+            simhash = int(simhash, 16)
+        elif simhash is not None and not isinstance(simhash, int):
+            raise ValueError("'simhash' must be a hex string or an integer")
+        redirects = data.get("redirects", [])
+        if not isinstance(redirects, list) or not all(isinstance(r, str) for r in redirects):
+            raise ValueError("'redirects' must be a list of URLs")
+        fields = {}
+        for name in ("text_hash", "body_hash", "canonical", "cluster"):
+            value = data.get(name)
+            if value is not None and not isinstance(value, (str, int)):
+                raise ValueError(f"{name!r} must be a string")
+            fields[name] = None if value is None else str(value)
+        return cls(data["url"], simhash, redirects=tuple(redirects), **fields)
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+
+    def add(self, item: str) -> None:
+        self.parent.setdefault(item, item)
+
+    def find(self, item: str) -> str:
+        root = item
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[item] != root:
+            self.parent[item], item = root, self.parent[item]
+        return root
+
+    def union(self, a: str, b: str) -> None:
+        self.add(a)
+        self.add(b)
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def _host(url: str) -> str:
+    try:
+        return urlsplit(url).netloc.lower()
+    except ValueError:
+        return ""
+
+
+def near_duplicate_pairs(hashes: Sequence[int], distance: int) -> Iterable[tuple[int, int]]:
+    """Index pairs of distinct hash values within ``distance`` bits (``distance`` < 4)."""
+    if distance >= _BLOCKS:
+        raise ValueError(f"simhash distance must be below {_BLOCKS}")
+    seen: set[tuple[int, int]] = set()
+    for block in range(_BLOCKS):
+        shift = block * _BLOCK_BITS
+        buckets: dict[int, list[int]] = defaultdict(list)
+        for i, value in enumerate(hashes):
+            buckets[(value >> shift) & 0xFFFF].append(i)
+        for members in buckets.values():
+            for a_pos, a in enumerate(members):
+                for b in members[a_pos + 1 :]:
+                    if (a, b) not in seen and (hashes[a] ^ hashes[b]).bit_count() <= distance:
+                        seen.add((a, b))
+                        yield a, b
+
+
+def duplicate_clusters(
+    samples: Iterable[Sample], *, distance: int = 3
+) -> tuple[list[str], list[int]]:
+    """Distinct URLs of ``samples`` and the duplicate-cluster number of each."""
+    uf = _UnionFind()
+    by_key: dict[tuple[str, str], str] = {}
+    simhashes: dict[int, str] = {}
+    for s in samples:
+        uf.add(s.url)
+        host = _host(s.url)
+        for kind, key in (
+            ("text", s.text_hash),
+            ("body", s.body_hash),
+            ("cluster", s.cluster),
+        ):
+            if key is not None:
+                first = by_key.setdefault((kind, key), s.url)
+                uf.union(first, s.url)
+        if s.simhash is not None:
+            uf.union(simhashes.setdefault(s.simhash, s.url), s.url)
+        for other in (s.canonical, *s.redirects):
+            if other and other != s.url and _host(other) == host:
+                uf.union(other, s.url)
+    values = list(simhashes)
+    if distance > 0:
+        for a, b in near_duplicate_pairs(values, distance):
+            uf.union(simhashes[values[a]], simhashes[values[b]])
+    urls = sorted(uf.parent)
+    roots: dict[str, int] = {}
+    clusters = [roots.setdefault(uf.find(u), len(roots)) for u in urls]
+    return urls, clusters

@@ -1,0 +1,62 @@
+import pytest
+
+from scrapy_templates.urlnorm.clusters import Sample, duplicate_clusters, near_duplicate_pairs
+
+
+def _same(urls: list[str], clusters: list[int], a: str, b: str) -> bool:
+    return clusters[urls.index(a)] == clusters[urls.index(b)]
+
+
+def test_near_duplicate_simhashes_join_distant_ones_do_not() -> None:
+    base = 0x0123456789ABCDEF
+    samples = [
+        Sample("http://h/a", simhash=base),
+        Sample("http://h/b", simhash=base ^ 0b111),  # 3 bits apart
+        Sample("http://h/c", simhash=base ^ 0b1111000),  # 4 bits from a, 7 from b
+    ]
+    urls, clusters = duplicate_clusters(samples, distance=3)
+    assert _same(urls, clusters, "http://h/a", "http://h/b")
+    assert not _same(urls, clusters, "http://h/a", "http://h/c")
+
+
+def test_near_pairs_found_across_every_block() -> None:
+    base = 0xFFFF_0000_FFFF_0000
+    hashes = [base, base ^ (1 << 63), base ^ 1 ^ (1 << 20) ^ (1 << 40)]
+    assert set(near_duplicate_pairs(hashes, 3)) == {(0, 1), (0, 2)}
+
+
+def test_exact_text_body_canonical_and_redirects() -> None:
+    samples = [
+        Sample("http://h/a?sid=1", text_hash="t1"),
+        Sample("http://h/a?sid=2", text_hash="t1"),
+        Sample("http://h/p/1", body_hash="b9"),
+        Sample("http://h/p/1/", body_hash="b9"),
+        Sample("http://h/print/x", canonical="http://h/x"),
+        Sample("http://h/new", redirects=("http://h/old",)),
+        Sample("http://h/y", canonical="http://other.example/y"),
+    ]
+    urls, clusters = duplicate_clusters(samples)
+    assert _same(urls, clusters, "http://h/a?sid=1", "http://h/a?sid=2")
+    assert _same(urls, clusters, "http://h/p/1", "http://h/p/1/")
+    assert _same(urls, clusters, "http://h/print/x", "http://h/x")  # the canonical joins the set
+    assert _same(urls, clusters, "http://h/new", "http://h/old")
+    assert "http://other.example/y" not in urls  # other hosts never teach a rule
+    assert len(set(clusters)) == 5
+
+
+def test_sample_json_round_trip() -> None:
+    sample = Sample("http://h/a", 0xABC, "t", "b", "http://h/c", ("http://h/r",), "k")
+    assert Sample.from_json(sample.to_json()) == sample
+
+
+@pytest.mark.parametrize(
+    "line", ['{"simhash": "00"}', '{"url": 3}', '{"url": "u", "redirects": "x"}', "[1]"]
+)
+def test_bad_sample_lines_are_refused(line: str) -> None:
+    with pytest.raises(ValueError):
+        Sample.from_json(line)
+
+
+def test_distance_too_large_is_refused() -> None:
+    with pytest.raises(ValueError):
+        list(near_duplicate_pairs([1, 2], 4))
