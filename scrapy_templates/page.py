@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urljoin
 
 import lxml.etree
 from w3lib.encoding import html_to_unicode
@@ -110,6 +111,7 @@ class Page:
     text_hash: str
     notes: list[str] = field(default_factory=list)
     elements: list[lxml.etree._Element] = field(default_factory=list, repr=False)
+    canonical: str | None = None
 
     @property
     def text(self) -> str:
@@ -299,6 +301,7 @@ def parse_page(
         raise PageError("empty", "no element in the document")
     title_el = doc.find(".//title")
     title = _clean("".join(title_el.itertext())) if title_el is not None else ""
+    canonical = _canonical(doc, url)
     lxml.etree.strip_elements(doc, *_INVISIBLE, with_tail=False)
     for el in doc.iter(*BLOCK_TAGS):
         tail = el.tail
@@ -308,4 +311,17 @@ def parse_page(
     pagelets, elements, page_simhash = partition(root, k)
     text = "\n".join(p.text for p in pagelets)
     text_hash = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-    return Page(url, pagelets, title, page_simhash, text_hash, notes, elements)
+    return Page(url, pagelets, title, page_simhash, text_hash, notes, elements, canonical)
+
+
+def _canonical(doc: lxml.etree._Element, url: str) -> str | None:
+    """The absolute URL of the page's ``<link rel="canonical">``, if any."""
+    for link in doc.iter("link"):
+        if "canonical" in (link.get("rel") or "").lower().split():
+            href = (link.get("href") or "").strip()
+            if href:
+                try:
+                    return urljoin(url, href)
+                except ValueError:
+                    return None
+    return None

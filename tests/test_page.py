@@ -185,3 +185,9 @@ def test_any_input_parses_or_is_refused_with_a_reason(body: str | bytes) -> None
         assert exc.reason in {"empty", "not-html", "parse-error", "too-many-tags"}
     else:
         assert all(p.text == " ".join(p.text.split()) for p in page.pagelets)
+
+
+def test_canonical_link_is_made_absolute() -> None:
+    html = '<html><head><link rel="Canonical" href="/a/b"></head><body><p>x</p></body></html>'
+    assert parse_page(html, "http://h.example/print/b?x=1").canonical == "http://h.example/a/b"
+    assert parse_page("<html><body><p>x</p></body></html>", "http://h.example/").canonical is None

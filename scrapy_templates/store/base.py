@@ -67,3 +67,16 @@ class TemplateStore(Protocol):
     ) -> Observation:
         """Counts as :meth:`observe` would return them, without recording anything."""
         ...
+
+    async def add_url_samples(
+        self, site: str, samples: Sequence[str], cap: int, draws: Sequence[float]
+    ) -> int:
+        """Add encoded URL samples to the site's bounded sample (reservoir sampling,
+        algorithm R: the first ``cap`` are kept, then sample number ``n`` replaces slot
+        ``int(draws[i] * n)`` when that is below ``cap``). ``draws`` are uniform numbers in
+        [0, 1), one per sample. Returns how many samples the site has been offered in all."""
+        ...
+
+    async def url_samples(self, site: str) -> list[str]:
+        """The site's kept URL samples."""
+        ...

@@ -55,6 +55,8 @@ class _Site:
     out_links: dict[str, set[str]] = field(default_factory=dict)
     in_links: dict[str, set[str]] = field(default_factory=dict)
     components: dict[int, _Components] = field(default_factory=dict)
+    url_samples: list[str] = field(default_factory=list)
+    url_offered: int = 0
 
 
 class MemoryStore:
@@ -115,6 +117,22 @@ class MemoryStore:
     ) -> Observation:
         state = self._sites.get(site) or _Site()
         return self._answer(state, page_id, fingerprints, components, False)
+
+    async def add_url_samples(
+        self, site: str, samples: Sequence[str], cap: int, draws: Sequence[float]
+    ) -> int:
+        state = self._sites.setdefault(site, _Site())
+        for sample, draw in zip(samples, draws, strict=True):
+            state.url_offered += 1
+            if len(state.url_samples) < cap:
+                state.url_samples.append(sample)
+            elif (slot := int(draw * state.url_offered)) < cap:
+                state.url_samples[slot] = sample
+        return state.url_offered
+
+    async def url_samples(self, site: str) -> list[str]:
+        state = self._sites.get(site)
+        return list(state.url_samples) if state else []
 
     def _answer(
         self, state: _Site, page_id: str, fingerprints: Sequence[int], components: bool, new: bool

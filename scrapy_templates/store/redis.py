@@ -7,6 +7,8 @@ atomic across processes. Keys (``P`` = ``TEMPLATES_REDIS_PREFIX``, ``S`` = site)
 - ``P:S:pages`` / ``P:S:contents`` — page ids and content keys recorded (a page is counted once);
 - ``P:S:n`` — number of pages counted;
 - ``P:S:counts`` — hash: fingerprint (16 hex digits) → pages holding it;
+- ``P:S:urls`` / ``P:S:urls:n`` — list of URL samples (JSON) kept by reservoir sampling, and
+  how many were offered;
 - global algorithm only: ``P:S:out:<page>`` / ``P:S:in:<page>`` (link sets) and
   ``P:S:uf:<fp>`` / ``P:S:ufsize:<fp>`` / ``P:S:uflargest:<fp>`` (union-find of owner pages).
 
@@ -153,6 +155,24 @@ return {counted, counts, sizes}
 )
 
 
+_ADD_SAMPLES = """
+-- KEYS: list, counter; ARGV: cap, then sample, draw pairs
+local cap = tonumber(ARGV[1])
+local n = 0
+for i = 2, #ARGV, 2 do
+  n = redis.call('INCR', KEYS[2])
+  if n <= cap then
+    redis.call('RPUSH', KEYS[1], ARGV[i])
+  else
+    local slot = math.floor(tonumber(ARGV[i + 1]) * n)
+    if slot < cap then redis.call('LSET', KEYS[1], slot, ARGV[i]) end
+  end
+end
+if n == 0 then n = tonumber(redis.call('GET', KEYS[2]) or '0') end
+return n
+"""
+
+
 def _hex(fp: int) -> str:
     return f"{fp:016x}"
 
@@ -176,12 +196,14 @@ class RedisStore:
         self._client = client
         self._observe: Any = None
         self._lookup: Any = None
+        self._add_samples: Any = None
 
     async def open(self) -> None:
         if self._client is None:
             self._client = aioredis.from_url(self.url, socket_timeout=5, socket_connect_timeout=5)
         self._observe = self._client.register_script(_OBSERVE)
         self._lookup = self._client.register_script(_LOOKUP)
+        self._add_samples = self._client.register_script(_ADD_SAMPLES)
 
     async def close(self) -> None:
         if self._client is not None:
@@ -250,3 +272,24 @@ class RedisStore:
         except RedisError as exc:
             raise StoreError(f"Redis lookup failed: {exc}") from exc
         return Observation(int(counted), [int(c) for c in counts], [int(s) for s in sizes], False)
+
+    async def add_url_samples(
+        self, site: str, samples: Sequence[str], cap: int, draws: Sequence[float]
+    ) -> int:
+        self._require()
+        base = self._base(site)
+        args: list[Any] = [cap]
+        for sample, draw in zip(samples, draws, strict=True):
+            args += [sample, repr(draw)]
+        try:
+            return int(await self._add_samples(keys=[f"{base}:urls", f"{base}:urls:n"], args=args))
+        except RedisError as exc:
+            raise StoreError(f"Redis add_url_samples failed: {exc}") from exc
+
+    async def url_samples(self, site: str) -> list[str]:
+        client = self._require()
+        try:
+            raw = await client.lrange(f"{self._base(site)}:urls", 0, -1)
+        except RedisError as exc:
+            raise StoreError(f"Redis url_samples failed: {exc}") from exc
+        return [r.decode() if isinstance(r, bytes) else str(r) for r in raw]

@@ -88,3 +88,15 @@ async def test_owner_bound_joins_the_largest_component() -> None:
         )
     late = await store.observe("s", "lonely", [5], [], content_key="l", components=True)
     assert late.components == [4]
+
+
+async def test_url_samples_keep_the_first_then_a_uniform_reservoir(store: TemplateStore) -> None:
+    offered = await store.add_url_samples("s", ["a", "b"], 3, [0.5, 0.5])
+    assert offered == 2 and await store.url_samples("s") == ["a", "b"]
+    # sample 3 fills the last slot; sample 4 (draw 0.1 -> slot 0) replaces "a";
+    # sample 5 (draw 0.9 -> slot 4) is not kept
+    offered = await store.add_url_samples("s", ["c", "d", "e"], 3, [0.0, 0.1, 0.9])
+    assert offered == 5
+    assert await store.url_samples("s") == ["d", "b", "c"]
+    assert await store.url_samples("other") == []
+    assert await store.add_url_samples("s", [], 3, []) == 5

@@ -77,10 +77,15 @@ def test_figure_7_circles_and_shared_sources_give_one_destination() -> None:
 def test_unrelated_urls_are_left_alone() -> None:
     urls, clusters = mirror_site()
     ruleset = learn_rules(urls, clusters).ruleset
-    for url in ["http://www.example.com/about", "http://www.example.com/archive1/x/display?sid=1&page=2"]:
+    for url in [
+        "http://www.example.com/about",
+        "http://www.example.com/archive1/x/display?sid=1&page=2",
+    ]:
         assert ruleset.apply(url) == url
 
 
 def test_learning_is_deterministic() -> None:
     urls, clusters = mirror_site()
-    assert learn_rules(urls, clusters).ruleset.dumps() == learn_rules(urls, clusters).ruleset.dumps()
+    assert (
+        learn_rules(urls, clusters).ruleset.dumps() == learn_rules(urls, clusters).ruleset.dumps()
+    )

@@ -48,7 +48,7 @@ def test_refuses_a_cycle() -> None:
         a = next(r for r in rules if r["source"] != r["target"])
         rules.append({**a, "source": a["target"], "target": a["source"], "examples": []})
 
-    with pytest.raises(RuleSetError, match="itself rewritten|share a source"):
+    with pytest.raises(RuleSetError, match=r"itself rewritten|share a source"):
         RuleSet.loads(_tampered(change))
 
 
@@ -84,7 +84,9 @@ _urls = st.one_of(
         "http://www.example.com/{}/show.php?pageid={}&sid={}".format, _segment, _segment, _segment
     ),
     st.builds("http://www.example.com/{}/{}/display?sid={}".format, _segment, _segment, _segment),
-    st.builds("http://q.example/page?k1=a&k2={}&k3={}&k4=c&k5={}".format, _segment, _segment, _segment),
+    st.builds(
+        "http://q.example/page?k1=a&k2={}&k3={}&k4=c&k5={}".format, _segment, _segment, _segment
+    ),
     st.builds("http://{}.example/{}?{}={}".format, _segment, _segment, _segment, _segment),
 )
 

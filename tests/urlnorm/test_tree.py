@@ -5,7 +5,6 @@ import numpy as np
 
 from scrapy_templates.urlnorm.tree import ABSENT, build_tree, entropy, salient_values
 from scrapy_templates.urlnorm.url import split_url
-
 from tests.urlnorm.url_sets import mirror_site
 
 
@@ -37,7 +36,7 @@ def _tree():
 
 
 def test_figure_4_tree_separates_formats_and_generalises_ids() -> None:
-    urls, tree = _tree()
+    _urls, tree = _tree()
     globs = {tree.glob(n.id) for n in tree.nodes}
     assert "http://www.example.com/*/show.php?pageid=*&sid=*" in globs
     assert "http://www.example.com/*/*/display?sid=*" in globs
