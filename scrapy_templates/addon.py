@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from scrapy.settings import BaseSettings
 
+from scrapy_templates.crawl.middlewares import (
+    UrlRulesDownloaderMiddleware,
+    UrlRulesSpiderMiddleware,
+)
 from scrapy_templates.crawl.pipeline import TemplatePipeline
 from scrapy_templates.settings import DEFAULTS
 
 
 class Addon:
     """Sets every ``TEMPLATES_*`` default at "addon" priority (a project or spider setting
-    still wins) and enables the template pipeline."""
+    still wins) and enables the template pipeline and, unless ``TEMPLATES_URL_RULES`` is
+    false, the URL-rule middlewares."""
 
     def update_settings(self, settings: BaseSettings) -> None:
         for name, value in DEFAULTS.items():
@@ -20,3 +25,14 @@ class Addon:
         settings.setdefault_in_component_priority_dict(
             "ITEM_PIPELINES", TemplatePipeline, settings.getint("TEMPLATES_PIPELINE_PRIORITY")
         )
+        if settings.getbool("TEMPLATES_URL_RULES"):
+            settings.setdefault_in_component_priority_dict(
+                "SPIDER_MIDDLEWARES",
+                UrlRulesSpiderMiddleware,
+                settings.getint("TEMPLATES_URL_SPIDER_MIDDLEWARE_PRIORITY"),
+            )
+            settings.setdefault_in_component_priority_dict(
+                "DOWNLOADER_MIDDLEWARES",
+                UrlRulesDownloaderMiddleware,
+                settings.getint("TEMPLATES_URL_DOWNLOADER_MIDDLEWARE_PRIORITY"),
+            )

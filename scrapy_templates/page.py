@@ -318,7 +318,7 @@ def _canonical(doc: lxml.etree._Element, url: str) -> str | None:
     """The absolute URL of the page's ``<link rel="canonical">``, if any."""
     for link in doc.iter("link"):
         if "canonical" in (link.get("rel") or "").lower().split():
-            href = (link.get("href") or "").strip()
+            href = str(link.get("href") or "").strip()
             if href:
                 try:
                     return urljoin(url, href)

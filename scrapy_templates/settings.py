@@ -129,6 +129,81 @@ SETTINGS: tuple[Setting, ...] = (
         "Global algorithm: owner pages remembered per pagelet fingerprint and site.",
     ),
     Setting("TEMPLATES_MAX_LINKS", 200, "Global algorithm: out-links remembered per page."),
+    Setting(
+        "TEMPLATES_URL_RULES",
+        True,
+        "Learn URL-normalization rules per host during the crawl and apply them to requests (003_…).",
+    ),
+    Setting(
+        "TEMPLATES_URL_SPIDER_MIDDLEWARE_PRIORITY",
+        950,
+        "Priority of the spider middleware that rewrites or drops requests before they are enqueued (above DepthMiddleware's 900, so depth, URL length and referer see the rewritten URL).",
+    ),
+    Setting(
+        "TEMPLATES_URL_DOWNLOADER_MIDDLEWARE_PRIORITY",
+        50,
+        "Priority of the downloader middleware that covers redirects, retries and requests queued before a rule existed.",
+    ),
+    Setting(
+        "TEMPLATES_URL_RULES_FILE",
+        None,
+        "A JSON file of rule sets (from `scrapy-templates rules learn`) in force from the start of the crawl.",
+    ),
+    Setting(
+        "TEMPLATES_URL_SAMPLE_SIZE",
+        5000,
+        "URL samples (URL + content fingerprints) kept per host for learning, by reservoir sampling.",
+    ),
+    Setting(
+        "TEMPLATES_URL_MIN_SAMPLES",
+        20,
+        "A host's rules are first learned once this many of its pages have been sampled.",
+    ),
+    Setting(
+        "TEMPLATES_URL_LEARN_EVERY",
+        25,
+        "Relearn a host's rules after this many new samples.",
+    ),
+    Setting(
+        "TEMPLATES_URL_SIMHASH_DISTANCE",
+        3,
+        "Pages whose simhashes differ in at most this many bits (0-3) are duplicates for learning.",
+    ),
+    Setting(
+        "TEMPLATES_URL_MIN_SHARE",
+        0.05,
+        "Pattern tree: a value stays literal (salient) only when at least this share of a node's pages have it.",
+    ),
+    Setting(
+        "TEMPLATES_URL_O_MIN",
+        0.5,
+        "o_min of 003_… §5.2.1: minimum overlap of two tree nodes for a candidate rule between them.",
+    ),
+    Setting(
+        "TEMPLATES_URL_DUP_RATE_MIN",
+        0.5,
+        "Minimum duplicate rate of one tree node for a rule inside it (the s = t case of §5.2.1).",
+    ),
+    Setting(
+        "TEMPLATES_URL_SIGMA_MIN",
+        0.5,
+        "sigma_min of Algorithm 3: share of duplicate pairs with equal values for a key-key mapping.",
+    ),
+    Setting(
+        "TEMPLATES_URL_FAKE_MAX",
+        0.5,
+        "A mapped key whose values differ between duplicates more often than this is ignored, not replaced (§5.2.2).",
+    ),
+    Setting(
+        "TEMPLATES_URL_MIN_SUPPORT",
+        1,
+        "A rule needs at least this many pairs of training URLs it makes equal (support pairs).",
+    ),
+    Setting(
+        "TEMPLATES_URL_FPR_MAX",
+        0.0005,
+        "fpr_max of §5.2.3: candidate rules above this false-positive rate on the training set are removed.",
+    ),
 )
 
 DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS}

@@ -237,6 +237,29 @@ def _listing(items: list[Article], links: _Links) -> str:
     )
 
 
+def page_key(raw_path: str) -> tuple[str, ...]:
+    """What the site serves at a path (with query): two paths with the same key get the same
+    page content (up to the rotating ad and session links). The ground truth of the demo's
+    duplicate URLs, used by tests and benchmarks."""
+    parts = urlsplit(raw_path)
+    path = parts.path
+    query = parse_qs(parts.query)
+    if path.startswith("/mirror/"):
+        path = path[len("/mirror") :]
+    if path.endswith("/index.html"):
+        path = path[: -len("index.html")]
+    if path.startswith("/category/") and not path.endswith("/"):
+        path += "/"
+    if path.startswith("/category/"):
+        page = query.get("page", ["1"])[0]
+        return ("category", path, query.get("sort", ["date"])[0], page if page.isdigit() else "1")
+    if path.startswith("/articles/") and path.endswith(".html"):
+        return ("article", path.split("/")[2].split("-")[0])
+    if path == "/search":
+        return ("search", query.get("q", [""])[0].strip().lower())
+    return ("page", path)
+
+
 def render(raw_path: str) -> tuple[int, str]:
     """Status and HTML for a request path (with query); the whole site is this function."""
     parts = urlsplit(raw_path)

@@ -27,9 +27,10 @@ from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.misc import load_object
 
 from scrapy_templates.crawl.stores import build_store
+from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.page import Page, PageError, parse_page
 from scrapy_templates.sites import BUILTIN_SITES, SiteFunction, page_id
-from scrapy_templates.store.base import Observation, StoreError
+from scrapy_templates.store.base import Observation, StoreError, TemplateStore
 from scrapy_templates.store.memory import MemoryStore
 from scrapy_templates.templates.decide import Thresholds, main_region, mark_pagelets
 from scrapy_templates.templates.region import SiteRegion, in_region
@@ -85,6 +86,7 @@ class TemplatePipeline:
         self.snippet = s.getint("TEMPLATES_SNIPPET_CHARS")
         self.main_share = s.getfloat("TEMPLATES_MAIN_REGION_SHARE")
         self.store = build_store(s)
+        self.urls = UrlRules.of(crawler)
         self.fallback = MemoryStore()
         self._store_down = False
         self._bootstraps: dict[str, asyncio.Future[None]] = {}
@@ -102,6 +104,7 @@ class TemplatePipeline:
                 "'twisted.internet.asyncioreactor.AsyncioSelectorReactor'"
             )
         await self.store.open()
+        self.urls.attach(self._active_store)
         logger.info(
             "scrapy-templates: marking template pagelets (%s algorithm, store %s, k=%d)",
             self.algorithm,
@@ -112,7 +115,12 @@ class TemplatePipeline:
     async def close_spider(self, spider: Any = None) -> None:
         for task in self._bootstraps.values():
             task.cancel()
+        await self.urls.flush(force=True)
+        await self.urls.wait_learning()
         await self.store.close()
+
+    def _active_store(self) -> TemplateStore:
+        return self.fallback if self._store_down else self.store
 
     async def process_item(self, item: Any, spider: Any = None) -> Any:
         adapter = ItemAdapter(item)
@@ -179,7 +187,9 @@ class TemplatePipeline:
         if obs.pages < self.bootstrap_pages + 1 and self.bootstrap_pages > 0:
             await self._await_bootstrap(site, page)
             obs = await self._lookup(site, pid, fingerprints)
-        self._write(adapter, site, page, fingerprints, obs)
+        content = self._write(adapter, site, page, fingerprints, obs)
+        self.urls.add_page(url, page.simhash, self.urls.content_hash(content))
+        await self.urls.flush()
 
     async def _observe(
         self, site: str, pid: str, fingerprints: list[int], page: Page
@@ -232,7 +242,8 @@ class TemplatePipeline:
         page: Page,
         fingerprints: list[int],
         obs: Observation,
-    ) -> None:
+    ) -> str:
+        """Set the marks on the item; returns its content text."""
         support = dict(
             zip(fingerprints, obs.components if self.use_components else obs.counts, strict=True)
         )
@@ -278,10 +289,17 @@ class TemplatePipeline:
         if self._store_down:
             info["store"] = "local-fallback"
         self._set(adapter, self.pagelets_field, marks)
-        self._set(adapter, self.content_field, "\n".join(content))
+        text = "\n".join(content)
+        if page.canonical:
+            info["canonical"] = page.canonical
+        content_hash = self.urls.content_hash(text)
+        if content_hash:
+            info["content_hash"] = content_hash
+        self._set(adapter, self.content_field, text)
         self._set(adapter, self.info_field, info)
         if not self.keep_html:
             del adapter[self.html_field]
+        return text
 
     def _flags(self, page: Page, support: dict[int, int], pages_seen: int) -> list[bool]:
         return mark_pagelets(

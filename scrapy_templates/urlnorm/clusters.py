@@ -47,9 +47,23 @@ class Sample:
     @classmethod
     def from_json(cls, text: str | bytes) -> Sample:
         """Parse one sample; raises ``ValueError`` with the reason for a bad line."""
-        data = json.loads(text)
+        return cls.from_record(json.loads(text))
+
+    @classmethod
+    def from_record(cls, data: Any, info_field: str = "templates") -> Sample:
+        """A sample from a decoded JSON object: either a sample (``url`` plus any of the
+        fields) or an item exported by a crawl with scrapy-templates (``url`` plus the
+        ``info_field`` dict with ``simhash``, ``content_hash`` and ``canonical``)."""
         if not isinstance(data, dict) or not isinstance(data.get("url"), str):
             raise ValueError("a sample needs a 'url' string")
+        info = data.get(info_field)
+        if isinstance(info, dict) and "simhash" in info:
+            data = {
+                "url": data["url"],
+                "simhash": info.get("simhash"),
+                "text_hash": info.get("content_hash"),
+                "canonical": info.get("canonical"),
+            }
         simhash = data.get("simhash")
         if isinstance(simhash, str):
             simhash = int(simhash, 16)
@@ -146,3 +160,13 @@ def duplicate_clusters(
     roots: dict[str, int] = {}
     clusters = [roots.setdefault(uf.find(u), len(roots)) for u in urls]
     return urls, clusters
+
+
+def canonical_votes(samples: Iterable[Sample], urls: Sequence[str]) -> list[int]:
+    """For each of ``urls``: how many samples name it as their ``rel=canonical``."""
+    index = {u: i for i, u in enumerate(urls)}
+    votes = [0] * len(urls)
+    for s in samples:
+        if s.canonical and (i := index.get(s.canonical)) is not None:
+            votes[i] += 1
+    return votes

@@ -8,7 +8,9 @@
    measured on duplicate URL pairs, then one keep / replace / ignore operation per target key,
    with the test that turns a "fake" replace (a key whose values differ between duplicates)
    into an ignore.
-4. Candidates whose false-positive rate on the training set exceeds ``fpr_max`` are removed.
+4. Candidates whose false-positive rate on the training set exceeds ``fpr_max`` are removed,
+   and (ours) those supported by fewer than ``min_support`` URL pairs: a rule seen once is a
+   guess about URLs nobody has fetched.
 5. Deployable rules (§5.3): a random walk over the candidate rules and descendant→ancestor
    links, started from node volumes, gives each node a popularity; a node that no rule leads to
    a more popular node is a destination, rules leaving destinations are dropped, each remaining
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .clusters import Sample, canonical_votes, duplicate_clusters
 from .rules import Op, Rule, RuleSet, TreeNode, apply_ops
 from .tree import ABSENT, Absent, PatternTree, Token, build_tree
 from .url import UrlKeys, Value, split_url, to_url
@@ -43,6 +46,7 @@ class LearnConfig:
     sigma_min: float = 0.5
     fake_max: float = 0.5
     fpr_max: float = 0.0005
+    min_support: int = 1
     pairs_per_cluster: int = 8
     fpr_sample: int = 20_000
     seed: int = 0
@@ -83,6 +87,8 @@ class _Training:
         ]
         self.leaf = tree.leaf_of
         self.fpr_max = 0.0
+        self.min_support = 1
+        self.votes = np.zeros(len(self.urls))
 
     def member(self, url: int, node: int) -> bool:
         found = self.in_node[node]
@@ -105,15 +111,20 @@ def learn_rules(
     site: str = "",
     version: int = 1,
     config: LearnConfig | None = None,
+    votes: Sequence[int] | None = None,
 ) -> LearnReport:
     """Learn the deployable rules of one site from ``urls`` and their duplicate-cluster ids
-    (``clusters[i]`` is the cluster of ``urls[i]``; unique pages are clusters of one)."""
+    (``clusters[i]`` is the cluster of ``urls[i]``; unique pages are clusters of one).
+    ``votes[i]`` counts the pages that name ``urls[i]`` as their ``rel=canonical``: they add
+    to the popularity that picks destination formats."""
     cfg = config or LearnConfig()
     t0 = time.perf_counter()
     keys = [split_url(u) for u in urls]
-    tree = build_tree(keys, clusters, min_share=cfg.min_share)
+    tree = build_tree(keys, clusters, min_share=cfg.min_share, vary_max=cfg.fake_max)
     data = _Training(urls, tree, np.asarray(clusters))
     data.fpr_max = cfg.fpr_max
+    data.min_support = cfg.min_support
+    data.votes = np.zeros(len(urls)) if votes is None else np.asarray(votes, dtype=float)
     groups = _cluster_members(data.clusters)
     pairs, common = _duplicate_nodes(data, groups, cfg)
     rng = random.Random(cfg.seed)
@@ -124,10 +135,24 @@ def learn_rules(
     qualified = []
     for cand in candidates:
         cand.support, cand.fpr = _measure(data, keys, cand, cfg, rng)
-        if cand.support and cand.fpr <= cfg.fpr_max:
+        if cand.support >= cfg.min_support and cand.fpr <= cfg.fpr_max:
             qualified.append(cand)
     ruleset = _select(data, keys, qualified, site, version, cfg)
     return LearnReport(ruleset, tree, candidates, qualified, time.perf_counter() - t0)
+
+
+def learn_from_samples(
+    samples: Sequence[Sample],
+    *,
+    site: str = "",
+    version: int = 1,
+    distance: int = 3,
+    config: LearnConfig | None = None,
+) -> LearnReport:
+    """Duplicate clusters of ``samples`` (:mod:`.clusters`), then :func:`learn_rules`."""
+    urls, clusters = duplicate_clusters(samples, distance=distance)
+    votes = canonical_votes(samples, urls)
+    return learn_rules(urls, clusters, site=site, version=version, config=config, votes=votes)
 
 
 def _cluster_members(clusters: np.ndarray) -> dict[int, list[int]]:
@@ -141,10 +166,16 @@ def _duplicate_nodes(
     data: _Training, groups: dict[int, list[int]], cfg: LearnConfig
 ) -> tuple[list[tuple[int, int]], dict[tuple[int, int], list[int]]]:
     """Algorithm 2: node pairs sharing duplicate clusters, with their overlap; and nodes
-    whose own duplicate rate is high (pairs ``(s, s)``)."""
+    whose own duplicate rate is high (pairs ``(s, s)``).
+
+    The overlap is taken one direction at a time (ours): ``s → t`` is a candidate when at
+    least ``o_min`` of the URLs of ``s`` have a duplicate in ``t``. Eq. 6 divides by
+    ``|s| + |t|``, which hides a small format (a tracking parameter on a few links) next to a
+    large canonical node, and lets a wide node whose duplicates are a corner of it through."""
     nodes = data.tree.nodes
     ancestors = {nid: set(chain) for nid, chain in data.chain.items()}
-    shared: dict[tuple[int, int], int] = defaultdict(int)
+    shared: set[tuple[int, int]] = set()
+    covered: dict[tuple[int, int], int] = defaultdict(int)
     common: dict[tuple[int, int], list[int]] = defaultdict(list)
     for cid, members in groups.items():
         count: Counter[int] = Counter()
@@ -156,12 +187,15 @@ def _duplicate_nodes(
             for t in ids[i + 1 :]:
                 if s in ancestors[t] or t in ancestors[s]:
                     continue
-                shared[(s, t)] += count[s] + count[t]
+                shared.add((s, t))
+                covered[(s, t)] += count[s]
+                covered[(t, s)] += count[t]
                 common[(s, t)].append(cid)
     pairs: list[tuple[int, int]] = []
-    for (s, t), num in shared.items():
-        if num / (nodes[s].volume + nodes[t].volume) >= cfg.o_min:
-            pairs += [(s, t), (t, s)]
+    for s, t in shared:
+        for a, b in ((s, t), (t, s)):
+            if covered[(a, b)] / nodes[a].volume >= cfg.o_min:
+                pairs.append((a, b))
     for node in nodes:
         if node.volume > 1 and (node.id, node.id) in common:
             distinct = len(np.unique(data.clusters[node.members]))
@@ -334,13 +368,21 @@ def _select(
     moves = [c for c in qualified if c.source != c.target]
     selfs = {c.source: c for c in qualified if c.source == c.target}
     popularity = _popularity(data, moves)
+
+    def rank(node: int) -> tuple[float, int, int]:
+        # popularity first; ties (symmetric formats) go to the larger, then the older node
+        return (round(popularity[node], 12), tree.nodes[node].volume, -node)
+
     chosen: dict[int, Candidate] = {}
     for cand in moves:
-        if popularity[cand.target] <= popularity[cand.source]:
+        if rank(cand.target) <= rank(cand.source):
             continue
         old = chosen.get(cand.source)
-        rank = (popularity[cand.target], -cand.fpr, cand.support)
-        if old is None or rank > (popularity[old.target], -old.fpr, old.support):
+        if old is None or (rank(cand.target), -cand.fpr, cand.support) > (
+            rank(old.target),
+            -old.fpr,
+            old.support,
+        ):
             chosen[cand.source] = cand
     # Figure 7 (b): a rule whose source lies under another source is covered by that one.
     covered = {s for s in chosen if any(a in chosen or a in selfs for a in data.chain[s][1:])}
@@ -400,7 +442,10 @@ def _popularity(data: _Training, moves: list[Candidate]) -> dict[int, float]:
             if a in index:
                 weights[index[v], index[a]] = 1.0
     p = weights / weights.sum(axis=1, keepdims=True)
-    pi = np.array([data.tree.nodes[v].volume for v in vertices], dtype=float)
+    nodes = data.tree.nodes
+    pi = np.array(
+        [nodes[v].volume + data.votes[nodes[v].members].sum() for v in vertices], dtype=float
+    )
     pi /= pi.sum()
     for _ in range(200):
         nxt = p.T @ pi
@@ -437,7 +482,7 @@ def _check_deployed(data: _Training, ruleset: RuleSet) -> tuple[bool, dict[int, 
     for nid, rule in ruleset.rules.items():
         support, false = stats.get(nid, [0, 0])
         fpr = false / support if support else 0.0
-        if not support or fpr > data.fpr_max:
+        if support < data.min_support or fpr > data.fpr_max:
             bad = True
             continue
         kept[nid] = Rule(rule.source, rule.target, rule.steps, support, fpr, tuple(examples[nid]))

@@ -11,6 +11,11 @@ Choices of ours, each cheap and in the spirit of the paper:
   trailing segment land in different nodes;
 - a split that would give a single child only fixes the key's value on the node itself, so the
   tree has no chains of one-child nodes;
+- a key whose values all come out trivial is generalised on the node and the next key is
+  tried (Algorithm 1 stops there), so a trivial key of low entropy does not hide a salient
+  one;
+- a key whose values differ between duplicates of one page (a session id, a tracking tag)
+  has only trivial values, however often each value repeats: it says nothing about the page;
 - value frequencies for the salient/trivial cut count distinct duplicate clusters, not URLs,
   and a salient value needs at least two clusters and ``min_share`` of the node's clusters:
   duplicates repeat a page's ID a few times, which must not make an ID look like a directory.
@@ -141,9 +146,11 @@ def entropy(counts: Sequence[int] | np.ndarray) -> float:
 def salient_values(counts: dict[Token, int], min_share: float) -> set[Token]:
     """Values kept literally in the tree: those before the largest drop of the sorted
     log-frequency curve (eq. 5), among values seen at least twice and in at least
-    ``min_share`` of the URLs. ``ABSENT`` is always salient."""
-    total = sum(counts.values())
-    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    ``min_share`` of the URLs that have the key. ``ABSENT`` (a structural fact, not a
+    value) is always salient and is left out of the curve."""
+    present = {v: c for v, c in counts.items() if not isinstance(v, Absent)}
+    total = sum(present.values())
+    ranked = sorted(present.items(), key=lambda kv: (-kv[1], str(kv[0])))
     floor = max(2.0, min_share * total)
     freqs = [c for _, c in ranked]
     best_drop, cut = 0.0, 0
@@ -154,7 +161,7 @@ def salient_values(counts: dict[Token, int], min_share: float) -> set[Token]:
         drop = math.log(f) - math.log(nxt)
         if drop > best_drop:
             best_drop, cut = drop, i + 1
-    out = {v for v, _ in ranked[:cut]}
+    out: set[Token] = {v for v, _ in ranked[:cut]}
     if ABSENT in counts:
         out.add(ABSENT)
     return out
@@ -188,6 +195,7 @@ def build_tree(
     clusters: Sequence[int] | np.ndarray | None = None,
     *,
     min_share: float = 0.05,
+    vary_max: float = 0.5,
 ) -> PatternTree:
     """Algorithm 1 of ``003_…`` over ``urls`` (all of one site); ``clusters[i]`` is the
     duplicate cluster of ``urls[i]`` (each URL its own cluster when not given)."""
@@ -215,12 +223,16 @@ def build_tree(
                 break
             _, key, vids, counts = best
             tokens = cols.values[key]
-            salient = salient_values(
-                _cluster_counts(cols.columns[key], cluster_of, members, tokens), min_share
-            )
+            counts_by_cluster = _cluster_counts(cols.columns[key], cluster_of, members, tokens)
+            if _varies_within_clusters(cols.columns[key], cluster_of, members) > vary_max:
+                counts_by_cluster = {t: 1 for t in counts_by_cluster if t is not ABSENT} | (
+                    {ABSENT: 1} if ABSENT in counts_by_cluster else {}
+                )
+            salient = salient_values(counts_by_cluster, min_share)
             done = done | {key}
             if not salient:
-                break
+                node.wild = node.wild | {key}
+                continue
             column = cols.columns[key][members]
             salient_ids = [v for v in vids.tolist() if tokens[v] in salient]
             trivial = ~np.isin(column, salient_ids)
@@ -247,6 +259,28 @@ def build_tree(
         if node.split_key is None:
             leaf_of[node.members] = node.id
     return PatternTree(list(urls), nodes, leaf_of, cols)
+
+
+def _varies_within_clusters(
+    column: np.ndarray, cluster_of: np.ndarray, members: np.ndarray
+) -> float:
+    """Among duplicate clusters with two or more of ``members`` having the key: the share
+    whose URLs disagree on the key's value."""
+    present = members[column[members] != 0]
+    if len(present) < 2:
+        return 0.0
+    clusters = cluster_of[present]
+    ids, sizes = np.unique(clusters, return_counts=True)
+    width = int(column.max()) + 1
+    distinct_ids, distinct = np.unique(
+        np.unique(clusters.astype(np.int64) * width + column[present]) // width,
+        return_counts=True,
+    )
+    several = ids[sizes > 1]
+    if not len(several):
+        return 0.0
+    differing = distinct_ids[distinct > 1]
+    return float(np.isin(several, differing).sum()) / len(several)
 
 
 def _cluster_counts(

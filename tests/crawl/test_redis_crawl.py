@@ -22,13 +22,20 @@ def test_two_processes_count_like_one(tmp_path: Path, redis_server: RedisServer)
     from demo.site import DemoSite
 
     with DemoSite() as site:
-        listing = run_crawl(tmp_path / "listing", start=site.url, TEMPLATES_BOOTSTRAP_PAGES=0)
+        # every URL of the site, duplicates included (URL rules off: this is about counting)
+        listing = run_crawl(
+            tmp_path / "listing",
+            start=site.url,
+            TEMPLATES_BOOTSTRAP_PAGES=0,
+            TEMPLATES_URL_RULES=False,
+        )
         urls = sorted({item["url"] for item in listing.items})
         assert len(urls) > 100
         common = {
             "TEMPLATES_STORE": "redis",
             "TEMPLATES_REDIS_URL": redis_server.url,
             "TEMPLATES_BOOTSTRAP_PAGES": 0,
+            "TEMPLATES_URL_RULES": False,
         }
         single = run_crawl(tmp_path / "single", urls=urls, TEMPLATES_REDIS_PREFIX="one", **common)
         procs = []

@@ -60,3 +60,18 @@ def test_bad_sample_lines_are_refused(line: str) -> None:
 def test_distance_too_large_is_refused() -> None:
     with pytest.raises(ValueError):
         list(near_duplicate_pairs([1, 2], 4))
+
+
+def test_exported_items_are_samples() -> None:
+    item = {
+        "url": "http://h/a?sid=1",
+        "templates": {
+            "simhash": "00000000000000ff",
+            "content_hash": "c1",
+            "canonical": "http://h/a",
+        },
+        "content_text": "…",
+    }
+    assert Sample.from_record(item) == Sample(
+        "http://h/a?sid=1", 0xFF, text_hash="c1", canonical="http://h/a"
+    )

@@ -1,0 +1,102 @@
+"""The two middlewares that apply learned URL rules to requests.
+
+:class:`UrlRulesSpiderMiddleware` sits on the spider's output (and on start requests), so a
+request is rewritten to its canonical URL — or dropped when that page was already downloaded —
+*before* it reaches the scheduler and its dupefilter. :class:`UrlRulesDownloaderMiddleware`
+covers what never passes the spider middlewares: redirects, retries, and requests that were
+queued before their host had a rule. It drops a request whose canonical page was downloaded
+already and sends a rewritten one back to the scheduler (whose dupefilter then sees the
+canonical URL). ``request.meta["dont_normalize"] = True`` opts a request out of both.
+
+Stats: ``templates/urls/rewritten`` (requests rewritten before enqueue),
+``templates/urls/rescheduled`` (rewritten in the downloader), ``templates/urls/dropped`` and
+``templates/urls/bytes_saved`` (mean response size of the host, per dropped request).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import Response, TextResponse
+from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+
+from scrapy_templates.crawl.urlrules import UrlRules
+
+ORIGINAL_URL = "templates_original_url"
+OPT_OUT = "dont_normalize"
+
+
+def _enabled(crawler: Crawler) -> UrlRules:
+    rules = UrlRules.of(crawler)
+    if not rules.enabled:
+        raise NotConfigured("TEMPLATES_URL_RULES is false")
+    return rules
+
+
+class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
+    """Rewrites or drops requests before they are enqueued."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        self.rules = _enabled(crawler)
+        self.stats = crawler.stats
+
+    def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
+        if request.meta.get(OPT_OUT):
+            return request
+        canonical = self.rules.canonical(request.url)
+        if canonical == request.url:
+            return request
+        if self.rules.was_fetched(canonical):
+            self._inc("templates/urls/dropped")
+            self._inc("templates/urls/bytes_saved", int(self.rules.saved_bytes(canonical)))
+            return None
+        self._inc("templates/urls/rewritten")
+        return request.replace(url=canonical, meta={**request.meta, ORIGINAL_URL: request.url})
+
+    def _inc(self, key: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(key, count)
+
+
+class UrlRulesDownloaderMiddleware:
+    """Drops or reschedules requests that learned rules make duplicates; records downloads."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.rules = _enabled(crawler)
+        self.stats = crawler.stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> UrlRulesDownloaderMiddleware:
+        return cls(crawler)
+
+    def process_request(self, request: Request, spider: Any = None) -> Request | None:
+        if request.meta.get(OPT_OUT):
+            return None
+        canonical = self.rules.canonical(request.url)
+        if canonical == request.url:
+            return None
+        if self.rules.was_fetched(canonical):
+            self._inc("templates/urls/dropped")
+            self._inc("templates/urls/bytes_saved", int(self.rules.saved_bytes(canonical)))
+            raise IgnoreRequest(f"duplicate of {canonical}, already downloaded")
+        self._inc("templates/urls/rescheduled")
+        return request.replace(url=canonical, meta={**request.meta, ORIGINAL_URL: request.url})
+
+    async def process_response(
+        self, request: Request, response: Response, spider: Any = None
+    ) -> Response:
+        redirects = tuple(request.meta.get("redirect_urls", ()))
+        html = isinstance(response, TextResponse) and b"html" in (
+            response.headers.get(b"Content-Type") or b""
+        )
+        self.rules.note_response(request.url, response.url, response.body, redirects, html)
+        await self.rules.flush()
+        return response
+
+    def _inc(self, key: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(key, count)

@@ -1,0 +1,333 @@
+"""URL rules during a crawl: samples in, learned rule sets out, one object per crawler.
+
+The middlewares ask it for the canonical form of a URL and tell it what was downloaded; the
+template pipeline hands it a sample of every page it parses and lends it the store, where
+samples are kept (bounded, per host) so that every process learns from the same evidence.
+A host's rules are learned once ``TEMPLATES_URL_MIN_SAMPLES`` of its pages are sampled and
+again every ``TEMPLATES_URL_LEARN_EVERY`` new samples; learning runs in a worker thread, one
+host at a time, and the crawl goes on while it runs. Until a host has rules, its requests
+pass untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import html
+import json
+import logging
+import random
+import re
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+from urllib.parse import urljoin
+
+from scrapy.crawler import Crawler
+from scrapy.settings import BaseSettings
+
+from scrapy_templates.sites import host_site
+from scrapy_templates.store.base import StoreError, TemplateStore
+from scrapy_templates.urlnorm.clusters import Sample
+from scrapy_templates.urlnorm.learn import LearnConfig, learn_from_samples
+from scrapy_templates.urlnorm.rules import RuleSet, RuleSetError
+
+logger = logging.getLogger(__name__)
+
+_FLUSH_EVERY = 1
+_MIN_CONTENT_CHARS = 40
+
+
+def learn_config(settings: BaseSettings) -> LearnConfig:
+    """The learner's thresholds from ``TEMPLATES_URL_*`` settings."""
+    return LearnConfig(
+        min_share=settings.getfloat("TEMPLATES_URL_MIN_SHARE"),
+        o_min=settings.getfloat("TEMPLATES_URL_O_MIN"),
+        dup_rate_min=settings.getfloat("TEMPLATES_URL_DUP_RATE_MIN"),
+        sigma_min=settings.getfloat("TEMPLATES_URL_SIGMA_MIN"),
+        fake_max=settings.getfloat("TEMPLATES_URL_FAKE_MAX"),
+        fpr_max=settings.getfloat("TEMPLATES_URL_FPR_MAX"),
+        min_support=settings.getint("TEMPLATES_URL_MIN_SUPPORT"),
+    )
+
+
+def load_rules_file(path: str | Path) -> list[RuleSet]:
+    """Rule sets from a JSON file holding one rule set or a list of them."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    items = data if isinstance(data, list) else [data]
+    return [RuleSet.from_json(item) for item in items]
+
+
+_CANONICAL = re.compile(
+    rb"""<link\b[^>]*\brel\s*=\s*["']?[^"'>]*\bcanonical\b[^>]*>""", re.IGNORECASE
+)
+_HREF = re.compile(rb"""\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+
+
+def head_canonical(body: bytes, url: str) -> str | None:
+    """The ``rel=canonical`` URL of a page, found in its first 32 KB without parsing."""
+    match = _CANONICAL.search(body, 0, 32768)
+    if match is None:
+        return None
+    href = _HREF.search(match.group(0))
+    if href is None:
+        return None
+    raw = next(g for g in href.groups() if g is not None).strip()
+    try:
+        return urljoin(url, html.unescape(raw.decode("utf-8", "replace"))) if raw else None
+    except ValueError:
+        return None
+
+
+def _key(url: str) -> int:
+    return int.from_bytes(hashlib.blake2b(url.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+@dataclass
+class _Host:
+    ruleset: RuleSet | None = None
+    pending: list[str] = field(default_factory=list)
+    offered: int = 0
+    learned_at: int = 0
+    fetched: list[str] = field(default_factory=list)
+    canonical_fetched: set[int] = field(default_factory=set)
+    responses: int = 0
+    bytes: int = 0
+
+    @property
+    def mean_size(self) -> float:
+        return self.bytes / self.responses if self.responses else 0.0
+
+
+class UrlRules:
+    """Per-crawler URL-rule state (see the module docstring)."""
+
+    _instances: ClassVar[weakref.WeakKeyDictionary[Crawler, UrlRules]] = weakref.WeakKeyDictionary()
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> UrlRules:
+        """The crawler's instance, created on first use."""
+        found = cls._instances.get(crawler)
+        if found is None:
+            found = cls._instances[crawler] = cls(crawler)
+        return found
+
+    def __init__(self, crawler: Crawler) -> None:
+        s = crawler.settings
+        self.stats = crawler.stats
+        self.enabled = s.getbool("TEMPLATES_ENABLED") and s.getbool("TEMPLATES_URL_RULES")
+        self.config = learn_config(s)
+        self.cap = s.getint("TEMPLATES_URL_SAMPLE_SIZE")
+        self.min_samples = s.getint("TEMPLATES_URL_MIN_SAMPLES")
+        self.learn_every = max(1, s.getint("TEMPLATES_URL_LEARN_EVERY"))
+        self.distance = s.getint("TEMPLATES_URL_SIMHASH_DISTANCE")
+        self._hosts: dict[str, _Host] = {}
+        self._store: Callable[[], TemplateStore] | None = None
+        self._learning: dict[str, asyncio.Task[None]] = {}
+        self._rng = random.Random()
+        path = s.get("TEMPLATES_URL_RULES_FILE")
+        if path and self.enabled:
+            for ruleset in load_rules_file(path):
+                self.install(ruleset, source=str(path))
+
+    def _host(self, site: str) -> _Host:
+        host = self._hosts.get(site)
+        if host is None:
+            host = self._hosts[site] = _Host()
+        return host
+
+    def _inc(self, key: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(key, count)
+
+    # -- applying ------------------------------------------------------------------------
+
+    def canonical(self, url: str) -> str:
+        """``url`` rewritten by its host's rules (``url`` when there are none)."""
+        if not self.enabled:
+            return url
+        try:
+            host = self._hosts.get(host_site(url))
+        except ValueError:
+            return url
+        if host is None or host.ruleset is None:
+            return url
+        return host.ruleset.apply(url)
+
+    def was_fetched(self, url: str) -> bool:
+        """Whether a page whose canonical URL is ``url`` has been downloaded."""
+        host = self._hosts.get(host_site(url))
+        return host is not None and _key(url) in host.canonical_fetched
+
+    def saved_bytes(self, url: str) -> float:
+        """Estimated size of the page at ``url``: the mean response size of its host."""
+        host = self._hosts.get(host_site(url))
+        return host.mean_size if host else 0.0
+
+    def note_response(
+        self, url: str, final_url: str, body: bytes, redirects: tuple[str, ...], html: bool
+    ) -> None:
+        """Record a download: for the was-fetched test, the size estimate, and (for HTML) a
+        sample with what the download alone tells — the body hash, the ``rel=canonical`` of
+        the head and the redirects that led here — so that this evidence reaches the learner
+        at once, not after the page has waited its turn in the spider and the pipeline."""
+        site = host_site(final_url)
+        host = self._host(site)
+        host.responses += 1
+        host.bytes += len(body)
+        for fetched in {url, final_url}:
+            host.fetched.append(fetched)
+            host.canonical_fetched.add(_key(fetched))
+            if host.ruleset is not None:
+                host.canonical_fetched.add(_key(host.ruleset.apply(fetched)))
+        if html and self.enabled:
+            digest = hashlib.blake2b(body, digest_size=16).hexdigest()
+            same_host = tuple(r for r in redirects if host_site(r) == site)
+            self._queue(
+                Sample(
+                    final_url,
+                    body_hash=digest,
+                    canonical=head_canonical(body, final_url),
+                    redirects=same_host,
+                )
+            )
+
+    # -- learning ------------------------------------------------------------------------
+
+    @staticmethod
+    def content_hash(content: str) -> str | None:
+        """Hash of a page's content text (template pagelets removed), the duplicate test of
+        the learner: a rotating ad or a session id in the links does not hide a duplicate.
+        Very short content gives ``None`` (every "empty" page would look alike)."""
+        if len(content) < _MIN_CONTENT_CHARS:
+            return None
+        return hashlib.blake2b(content.encode("utf-8"), digest_size=16).hexdigest()
+
+    def add_page(self, url: str, simhash: int, text_hash: str | None) -> None:
+        """A marked page's sample: its page simhash and content hash."""
+        if self.enabled:
+            self._queue(Sample(url, simhash=simhash, text_hash=text_hash))
+
+    def _queue(self, sample: Sample) -> None:
+        self._host(host_site(sample.url)).pending.append(sample.to_json())
+
+    def attach(self, store: Callable[[], TemplateStore]) -> None:
+        """Lend the store that keeps samples (a getter: the pipeline may switch to its
+        local fallback when Redis fails)."""
+        self._store = store
+
+    async def flush(self, *, force: bool = False) -> None:
+        """Move queued samples to the store; start learning for hosts that are due."""
+        if self._store is None:
+            return
+        store = self._store()
+        for site, host in list(self._hosts.items()):
+            if not host.pending or (len(host.pending) < _FLUSH_EVERY and not force):
+                continue
+            batch, host.pending = host.pending, []
+            draws = [self._rng.random() for _ in batch]
+            try:
+                host.offered = await store.add_url_samples(site, batch, self.cap, draws)
+            except StoreError as exc:
+                logger.warning("scrapy-templates: URL samples of %s not stored (%s)", site, exc)
+                continue
+            self._inc("templates/urls/samples", len(batch))
+            # early on, relearn as the sample grows by a quarter; then every learn_every
+            step = min(self.learn_every, max(5, host.learned_at // 10))
+            due = host.offered >= self.min_samples and (
+                host.ruleset is None or host.offered - host.learned_at >= step
+            )
+            if due and site not in self._learning:
+                host.learned_at = host.offered
+                task = asyncio.ensure_future(self._learn(site, store))
+                self._learning[site] = task
+                task.add_done_callback(self._learned_callback(site))
+
+    def _learned_callback(self, site: str) -> Callable[[asyncio.Task[None]], None]:
+        def done(_: asyncio.Task[None]) -> None:
+            self._learning.pop(site, None)
+
+        return done
+
+    async def wait_learning(self) -> None:
+        """Wait for learning that is under way (at spider close)."""
+        if self._learning:
+            await asyncio.gather(*self._learning.values(), return_exceptions=True)
+
+    async def _learn(self, site: str, store: TemplateStore) -> None:
+        t0 = time.perf_counter()
+        try:
+            raw = await store.url_samples(site)
+            samples = []
+            for line in raw:
+                try:
+                    samples.append(Sample.from_json(line))
+                except ValueError:
+                    self._inc("templates/urls/bad_samples")
+            host = self._host(site)
+            version = (host.ruleset.version if host.ruleset else 0) + 1
+            report = await asyncio.to_thread(
+                learn_from_samples,
+                samples,
+                site=site,
+                version=version,
+                distance=self.distance,
+                config=self.config,
+            )
+            self.install(RuleSet.loads(report.ruleset.dumps()), source="crawl")
+        except Exception:  # learning must never stop the crawl; the old rules stay
+            self._inc("templates/urls/learn_errors")
+            logger.exception("scrapy-templates: learning URL rules of %s failed", site)
+            return
+        self._inc("templates/urls/learn_count")
+        logger.info(
+            "scrapy-templates: URL rules of %s v%d: %d rules from %d samples after %d "
+            "downloads (%d tree nodes, %d candidates) in %.2fs",
+            site,
+            report.ruleset.version,
+            len(report.ruleset.rules),
+            len(samples),
+            self._host(site).responses,
+            len(report.tree.nodes),
+            len(report.candidates),
+            time.perf_counter() - t0,
+        )
+        for rule in report.ruleset.rules.values():
+            logger.debug(
+                "scrapy-templates: rule %s -> %s: %s (support %d, fpr %.4f)",
+                report.ruleset.nodes[rule.source].glob,
+                report.ruleset.nodes[rule.target].glob,
+                "; ".join(op.describe() for op in rule.steps[0]),
+                rule.support,
+                rule.fpr,
+            )
+
+    def install(self, ruleset: RuleSet, *, source: str) -> None:
+        """Put a validated rule set in force for its host; fetched URLs are re-keyed so that
+        requests for pages already downloaded are recognised under the new rules."""
+        try:
+            ruleset.validate()
+        except RuleSetError as exc:
+            self._inc("templates/urls/rules_refused")
+            logger.error(
+                "scrapy-templates: rule set for %s from %s refused (%s); previous rules stay",
+                ruleset.site,
+                source,
+                exc,
+            )
+            return
+        host = self._host(ruleset.site)
+        host.ruleset = ruleset
+        for url in host.fetched:
+            host.canonical_fetched.add(_key(ruleset.apply(url)))
+        if self.stats is not None:
+            self.stats.set_value("templates/urls/rules", self.rule_count())
+
+    def rule_count(self) -> int:
+        return sum(len(h.ruleset.rules) for h in self._hosts.values() if h.ruleset)
+
+    def rulesets(self) -> list[RuleSet]:
+        return [h.ruleset for h in self._hosts.values() if h.ruleset is not None]
