@@ -20,7 +20,7 @@ from typing import Any
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest, NotConfigured
-from scrapy.http import Response, TextResponse
+from scrapy.http import HtmlResponse, Response
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
 from scrapy_templates.crawl.urlrules import UrlRules
@@ -90,9 +90,7 @@ class UrlRulesDownloaderMiddleware:
         self, request: Request, response: Response, spider: Any = None
     ) -> Response:
         redirects = tuple(request.meta.get("redirect_urls", ()))
-        html = isinstance(response, TextResponse) and b"html" in (
-            response.headers.get(b"Content-Type") or b""
-        )
+        html = isinstance(response, HtmlResponse)
         self.rules.note_response(request.url, response.url, response.body, redirects, html)
         await self.rules.flush()
         return response

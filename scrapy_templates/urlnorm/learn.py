@@ -25,15 +25,15 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .clusters import Sample, canonical_votes, duplicate_clusters
 from .rules import Op, Rule, RuleSet, TreeNode, apply_ops
-from .tree import ABSENT, Absent, PatternTree, Token, build_tree
-from .url import UrlKeys, Value, split_url, to_url
+from .tree import Absent, PatternTree, Token, build_tree, varies_within_clusters
+from .url import UrlKeys, Value, split_url
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +48,9 @@ class LearnConfig:
     fpr_max: float = 0.0005
     min_support: int = 1
     pairs_per_cluster: int = 8
-    fpr_sample: int = 20_000
+    pair_clusters: int = 1000
+    fpr_sample: int = 2_000
+    check_sample: int = 10_000
     seed: int = 0
 
 
@@ -96,12 +98,8 @@ class _Training:
             return url in found
         return node in self.chain[int(self.leaf[url])]
 
-    def token(self, url: int, key: str) -> Token:
-        cols = self.tree.columns
-        column = cols.columns.get(key)
-        if column is None:
-            return ABSENT
-        return cols.values[key][int(column[url])]
+    def column(self, key: str) -> np.ndarray:
+        return self.tree.columns.column(key, len(self.urls))
 
 
 def learn_rules(
@@ -131,7 +129,7 @@ def learn_rules(
     candidates: list[Candidate] = []
     for s, t in pairs:
         dup_pairs = _dup_pairs(data, common[(min(s, t), max(s, t))], groups, s, t, cfg, rng)
-        candidates.append(_candidate(data, s, t, dup_pairs, groups, cfg, rng))
+        candidates.append(_candidate(data, s, t, dup_pairs, cfg))
     qualified = []
     for cand in candidates:
         cand.support, cand.fpr = _measure(data, keys, cand, cfg, rng)
@@ -213,8 +211,11 @@ def _dup_pairs(
     cfg: LearnConfig,
     rng: random.Random,
 ) -> list[tuple[int, int]]:
-    """Duplicate URL pairs ``(u in s, v in t)``, at most ``pairs_per_cluster`` per cluster."""
+    """Duplicate URL pairs ``(u in s, v in t)``, at most ``pairs_per_cluster`` per cluster
+    and from at most ``pair_clusters`` clusters (the pairs estimate rates)."""
     out: list[tuple[int, int]] = []
+    if len(cids) > cfg.pair_clusters:
+        cids = rng.sample(cids, cfg.pair_clusters)
     for cid in cids:
         members = groups[cid]
         in_s = [m for m in members if data.member(m, s)]
@@ -238,28 +239,21 @@ def _candidate(
     s: int,
     t: int,
     dup_pairs: list[tuple[int, int]],
-    groups: dict[int, list[int]],
     cfg: LearnConfig,
-    rng: random.Random,
 ) -> Candidate:
     """A rule ``s → t``: Algorithm 3 for the key-key mappings, then the operations."""
     nodes = data.tree.nodes
     source_keys = sorted(nodes[s].required | nodes[s].optional)
     ops: list[Op] = []
     for key in _own_keys(data, t):
-        values = _values(data, t, key)
-        if len(values) == 1:
-            ops.append(Op("keep", key, _plain(next(iter(values)))))
+        distinct, common_value = _values(data, t, key)
+        if distinct == 1:
+            ops.append(Op("keep", key, _plain(common_value)))
             continue
         best, sigma = _best_mapping(data, dup_pairs, source_keys, key)
-        if (
-            best is not None
-            and sigma > cfg.sigma_min
-            and not _is_fake(data, groups, s, t, best, key, cfg)
-        ):
+        if best is not None and sigma > cfg.sigma_min and not _is_fake(data, s, t, best, key, cfg):
             ops.append(Op("replace", key, source=best))
         else:
-            common_value = values.most_common(1)[0][0]
             fill = None if key.startswith(("?", ";", "#")) else _plain(common_value)
             ops.append(Op("ignore", key, fill))
     return Candidate(s, t, tuple(ops))
@@ -269,10 +263,10 @@ def _plain(token: Token) -> Value:
     return None if isinstance(token, Absent) else token
 
 
-def _values(data: _Training, node: int, key: str) -> Counter[Token]:
-    cols = data.tree.columns
-    ids, counts = np.unique(cols.columns[key][data.tree.nodes[node].members], return_counts=True)
-    return Counter({cols.values[key][i]: int(c) for i, c in zip(ids.tolist(), counts, strict=True)})
+def _values(data: _Training, node: int, key: str) -> tuple[int, Token]:
+    """How many values the key has over the node's members, and the most common one."""
+    ids, counts = np.unique(data.column(key)[data.tree.nodes[node].members], return_counts=True)
+    return len(ids), data.tree.columns.tokens[int(ids[int(np.argmax(counts))])]
 
 
 def _best_mapping(
@@ -281,14 +275,13 @@ def _best_mapping(
     """The source key whose values most often equal ``target_key``'s on duplicate pairs."""
     if not dup_pairs:
         return None, 0.0
+    pairs = np.asarray(dup_pairs)
+    u, v = pairs[:, 0], pairs[:, 1]
+    target = data.column(target_key)[v]
     best: tuple[float, str] | None = None
     for key in source_keys:
-        same = sum(
-            1
-            for u, v in dup_pairs
-            if (a := data.token(u, key)) is not ABSENT and a == data.token(v, target_key)
-        )
-        sigma = same / len(dup_pairs)
+        source = data.column(key)[u]
+        sigma = float(np.count_nonzero((source == target) & (source != 0))) / len(pairs)
         if best is None or (sigma, key == target_key) > (best[0], best[1] == target_key):
             best = (sigma, key)
     assert best is not None
@@ -296,29 +289,15 @@ def _best_mapping(
 
 
 def _is_fake(
-    data: _Training,
-    groups: dict[int, list[int]],
-    s: int,
-    t: int,
-    source_key: str,
-    target_key: str,
-    cfg: LearnConfig,
+    data: _Training, s: int, t: int, source_key: str, target_key: str, cfg: LearnConfig
 ) -> bool:
     """The test of §5.2.2: a mapped key is irrelevant when duplicates inside ``s`` (or inside
     ``t``) often differ on it."""
-    differ = total = 0
-    for node, key in ((s, source_key), (t, target_key)):
-        members = data.tree.nodes[node].members
-        by_cluster: dict[int, list[Token]] = defaultdict(list)
-        for m in members.tolist():
-            cid = int(data.clusters[m])
-            if cid in groups:
-                by_cluster[cid].append(data.token(m, key))
-        for tokens in by_cluster.values():
-            if len(tokens) > 1:
-                total += len(tokens) - 1
-                differ += len(set(tokens)) - 1
-    return total > 0 and differ / total > cfg.fake_max
+    nodes = data.tree.nodes
+    return any(
+        varies_within_clusters(data.column(key), data.clusters, nodes[node].members) > cfg.fake_max
+        for node, key in ((s, source_key), (t, target_key))
+    )
 
 
 def _measure(
@@ -333,18 +312,27 @@ def _measure(
         sources = rng.sample(sources, cfg.fpr_sample)
     if len(targets) > cfg.fpr_sample:
         targets = rng.sample(targets, cfg.fpr_sample)
-    out: dict[str, list[int]] = defaultdict(list)
+    out: dict[tuple[tuple[str, Value], ...], list[int]] = defaultdict(list)
     for m in sources:
         new = apply_ops(keys[m], (cand.ops,))
-        out[to_url(new if new is not None else keys[m])].append(m)
+        out[_identity(new if new is not None else keys[m])].append(m)
     for m in targets:
-        out[data.urls[m]].append(m)
-    return _pairs(data.clusters, out.values())
+        out[_identity(keys[m])].append(m)
+    return support_and_fpr(data.clusters, out.values())
 
 
-def _pairs(clusters: np.ndarray, groups: object) -> tuple[int, float]:
+def _identity(keys: UrlKeys) -> tuple[tuple[str, Value], ...]:
+    """What :func:`~.url.to_url` depends on: keys placed by name, query and ``;``-parameters
+    in order (cheaper than building the URL)."""
+    placed = sorted(p for p in keys.pairs if not p[0].startswith(("?", ";")))
+    return (*placed, *(p for p in keys.pairs if p[0].startswith(("?", ";"))))
+
+
+def support_and_fpr(clusters: np.ndarray, groups: Iterable[Sequence[int]]) -> tuple[int, float]:
+    """Support pairs and false-positive rate (eq. 3) of URL groups made equal: pairs of
+    URLs in one group, and the share of them from different clusters."""
     support = false = 0
-    for members in groups:  # type: ignore[attr-defined]
+    for members in groups:
         n = len(members)
         if n < 2:
             continue
@@ -417,8 +405,11 @@ def _select(
         )
         for n in tree.nodes
     ]
+    checked = list(range(len(data.urls)))
+    if len(checked) > cfg.check_sample:
+        checked = sorted(random.Random(cfg.seed).sample(checked, cfg.check_sample))
     for _ in range(8):
-        bad, rules = _check_deployed(data, RuleSet(site, version, nodes, rules))
+        bad, rules = _check_deployed(data, RuleSet(site, version, nodes, rules), checked)
         if not bad:
             destinations = frozenset(r.target for r in rules.values())
             return RuleSet(site, version, nodes, rules, destinations, len(keys))
@@ -456,13 +447,17 @@ def _popularity(data: _Training, moves: list[Candidate]) -> dict[int, float]:
     return {v: float(pi[index[v]]) for v in vertices}
 
 
-def _check_deployed(data: _Training, ruleset: RuleSet) -> tuple[bool, dict[int, Rule]]:
-    """Run the rule set over the training URLs; drop rules above ``fpr_max`` as deployed and
-    attach support, false-positive rate and examples to the rest."""
+def _check_deployed(
+    data: _Training, ruleset: RuleSet, checked: list[int]
+) -> tuple[bool, dict[int, Rule]]:
+    """Run the rule set over the training URLs (``checked``: all, or ``check_sample`` of
+    them); drop rules above ``fpr_max`` as deployed and attach support, false-positive rate
+    and examples to the rest."""
     groups: dict[str, list[int]] = defaultdict(list)
     by_rule: dict[str, set[int]] = defaultdict(set)
     examples: dict[int, list[tuple[str, str]]] = defaultdict(list)
-    for i, url in enumerate(data.urls):
+    for i in checked:
+        url = data.urls[i]
         explained = ruleset.explain(url)
         groups[explained.result].append(i)
         if explained.result != url and explained.node is not None:
@@ -473,7 +468,7 @@ def _check_deployed(data: _Training, ruleset: RuleSet) -> tuple[bool, dict[int, 
     for result, members in groups.items():
         if len(members) < 2 or result not in by_rule:
             continue
-        support, fpr = _pairs(data.clusters, [members])
+        support, fpr = support_and_fpr(data.clusters, [members])
         for nid in by_rule[result]:
             stats[nid][0] += support
             stats[nid][1] += round(support * fpr)

@@ -123,9 +123,22 @@ class RuleSet:
     destinations: frozenset[int] = frozenset()
     learned_from: int = 0
     _decisive: frozenset[int] = field(default=frozenset(), init=False, repr=False)
+    _walk: list[tuple[tuple[tuple[str, Token], ...], str | None, dict[Token, int], int | None]] = (
+        field(default_factory=list, init=False, repr=False)
+    )
+    _allowed: dict[int, frozenset[str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._decisive = frozenset(self.rules)
+        # per node: the fixed values still to check once the parent's split chose it (the
+        # split key's own value is already matched by the child lookup), split key, children
+        self._walk = []
+        for n in self.nodes:
+            split_by = None if n.parent is None else self.nodes[n.parent].split_key
+            fixed = tuple((k, v) for k, v in n.fixed.items() if k != split_by)
+            self._walk.append((fixed, n.split_key, dict(n.children), n.wildcard))
+        site_keys = frozenset(self.nodes[0].fixed) if self.nodes else frozenset()
+        self._allowed = {nid: self.nodes[nid].known | site_keys for nid in self.rules}
 
     @classmethod
     def empty(cls, site: str) -> RuleSet:
@@ -133,56 +146,68 @@ class RuleSet:
 
     def _decide(self, values: dict[str, Value]) -> int | None:
         """Deepest node on the URL's path that has a rule."""
-        if not self.nodes:
+        walk = self._walk
+        if not walk:
             return None
-        nodes = self.nodes
-        node = nodes[0]
-        if not _fits(node, values):
-            return None
-        nid = 0
-        found = 0 if 0 in self._decisive else None
-        while node.split_key is not None:
-            value: Token = values.get(node.split_key, ABSENT)
-            child = node.children.get(value)
-            if child is None and not isinstance(value, Absent):
-                child = node.wildcard
-            if child is None or not _fits(nodes[child], values):
+        decisive = self._decisive
+        fixed, split, children, wildcard = walk[0]
+        for key, want in fixed:
+            if values.get(key, ABSENT) != want:
+                return None
+        found = 0 if 0 in decisive else None
+        while split is not None:
+            value: Token = values.get(split, ABSENT)
+            child = children.get(value)
+            if child is None:
+                if value is ABSENT or wildcard is None:
+                    break
+                child = wildcard
+            fixed, next_split, next_children, next_wildcard = walk[child]
+            if fixed and any(values.get(key, ABSENT) != want for key, want in fixed):
                 break
-            nid, node = child, nodes[child]
-            if nid in self._decisive:
-                found = nid
+            split, children, wildcard = next_split, next_children, next_wildcard
+            if child in decisive:
+                found = child
         return found
 
-    def _rewrite(self, url: str) -> tuple[str, int | None, Rule | None, str]:
-        keys = split_url(url)
+    def _rewrite(self, keys: UrlKeys) -> tuple[UrlKeys | None, int | None, str]:
+        """The rewritten keys (``None``: unchanged), the deciding node and why."""
         values = keys.as_dict()
         nid = self._decide(values)
         if nid is None:
-            return url, None, None, "no rule for this pattern"
-        rule = self.rules[nid]
-        node = self.nodes[nid]
-        if any(not is_authority_key(k) and k not in node.known for k in values):
-            return url, nid, rule, "keys outside the rule's pattern"
-        out = apply_ops(keys, rule.steps)
+            return None, None, "no rule for this pattern"
+        allowed = self._allowed[nid]
+        if any(k not in allowed for k in values):
+            return None, nid, "keys outside the rule's pattern"
+        out = apply_ops(keys, self.rules[nid].steps)
         if out is None:
-            return url, nid, rule, "a source key is missing"
-        return to_url(out), nid, rule, "rewritten"
+            return None, nid, "a source key is missing"
+        return out, nid, "rewritten"
 
     def explain(self, url: str) -> Explanation:
         """The result of :meth:`apply` with the node, rule and reason behind it."""
-        result, nid, rule, reason = self._rewrite(url)
-        if result != url and self._rewrite(result)[0] != result:
+        out, nid, reason = self._rewrite(split_url(url))
+        rule = None if nid is None else self.rules[nid]
+        if out is None:
+            return Explanation(url, url, nid, rule, reason)
+        result = to_url(out)
+        again = self._rewrite(out)[0]
+        if again is not None and to_url(again) != result:
             return Explanation(url, url, nid, rule, "result not stable under the rules")
-        if result == url and reason == "rewritten":
+        if result == url:
             reason = "already canonical"
         return Explanation(url, result, nid, rule, reason)
 
     def apply(self, url: str) -> str:
-        """The canonical form of ``url`` (``url`` itself when no rule applies)."""
-        result = self._rewrite(url)[0]
-        if result != url and self._rewrite(result)[0] != result:
+        """The canonical form of ``url`` (``url`` itself when no rule applies, or when the
+        result would not be left as it is by the rules: applying twice equals once)."""
+        out = self._rewrite(split_url(url))[0]
+        if out is None:
             return url
-        return result
+        again = self._rewrite(out)[0]
+        if again is not None and again.pairs != out.pairs and to_url(again) != to_url(out):
+            return url
+        return to_url(out)
 
     # -- JSON -----------------------------------------------------------------------------
 
@@ -266,10 +291,6 @@ class RuleSet:
                     raise RuleSetError(f"rule {src}: example changes the scheme or host")
                 if self.apply(before) != after or self.apply(after) != after:
                     raise RuleSetError(f"rule {src}: example {before} does not give {after}")
-
-
-def _fits(node: TreeNode, values: dict[str, Value]) -> bool:
-    return all(values.get(k, ABSENT) == v for k, v in node.fixed.items())
 
 
 def _host(url: str) -> list[tuple[str, Value]]:

@@ -25,7 +25,6 @@ Columns of value ids (numpy) keep the build near-linear in the number of URLs.
 
 from __future__ import annotations
 
-import enum
 import math
 import re
 from collections.abc import Sequence
@@ -36,13 +35,20 @@ import numpy as np
 from .url import UrlKeys, Value, is_authority_key, to_url
 
 
-class Absent(enum.Enum):
-    """The value of a key a URL does not have."""
+class Absent:
+    """The value of a key a URL does not have (one instance, :data:`ABSENT`; identity
+    hashing keeps it as cheap as a string in dictionary lookups)."""
 
-    ABSENT = "absent"
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+    def __reduce__(self) -> str:
+        return "ABSENT"
 
 
-ABSENT = Absent.ABSENT
+ABSENT = Absent()
 Token = str | None | Absent
 WILD = "[^/?#&;]*"
 
@@ -139,8 +145,9 @@ def _fits(node: Node, keys: dict[str, Value]) -> bool:
 
 def entropy(counts: Sequence[int] | np.ndarray) -> float:
     """Shannon entropy of a value distribution (eq. 4)."""
-    total = float(sum(counts))
-    return -sum(c / total * math.log(c / total) for c in counts if c)
+    array = np.asarray(counts, dtype=np.float64)
+    p = array[array > 0] / array.sum()
+    return float(-(p * np.log(p)).sum())
 
 
 def salient_values(counts: dict[Token, int], min_share: float) -> set[Token]:
@@ -168,26 +175,32 @@ def salient_values(counts: dict[Token, int], min_share: float) -> set[Token]:
 
 
 class Columns:
-    """Training URLs as one integer column per key (0 = absent)."""
+    """Training URLs as one integer column per key (0 = absent). Value ids are shared by
+    all keys, so values of two keys compare as integers."""
 
     def __init__(self, urls: Sequence[UrlKeys]) -> None:
-        self.values: dict[str, list[Token]] = {}
-        ids: dict[str, dict[Token, int]] = {}
-        raw: dict[str, np.ndarray] = {}
-        n = len(urls)
+        ids: dict[Token, int] = {ABSENT: 0}
+        self.tokens: list[Token] = [ABSENT]
+        lists: dict[str, tuple[list[int], list[int]]] = {}
         for i, keys in enumerate(urls):
             for key, value in keys.pairs:
-                table = ids.get(key)
-                if table is None:
-                    table = ids[key] = {}
-                    self.values[key] = [ABSENT]
-                    raw[key] = np.zeros(n, dtype=np.int32)
-                vid = table.get(value)
+                vid = ids.get(value)
                 if vid is None:
-                    vid = table[value] = len(table) + 1
-                    self.values[key].append(value)
-                raw[key][i] = vid
-        self.columns = raw
+                    vid = ids[value] = len(self.tokens)
+                    self.tokens.append(value)
+                rows, vids = lists.setdefault(key, ([], []))
+                rows.append(i)
+                vids.append(vid)
+        self.columns: dict[str, np.ndarray] = {}
+        for key, (rows, vids) in lists.items():
+            column = np.zeros(len(urls), dtype=np.int64)
+            column[rows] = vids
+            self.columns[key] = column
+
+    def column(self, key: str, size: int) -> np.ndarray:
+        """The key's column (all absent when no URL has the key)."""
+        found = self.columns.get(key)
+        return found if found is not None else np.zeros(size, dtype=np.int64)
 
 
 def build_tree(
@@ -222,9 +235,9 @@ def build_tree(
             if best is None:
                 break
             _, key, vids, counts = best
-            tokens = cols.values[key]
+            tokens = cols.tokens
             counts_by_cluster = _cluster_counts(cols.columns[key], cluster_of, members, tokens)
-            if _varies_within_clusters(cols.columns[key], cluster_of, members) > vary_max:
+            if varies_within_clusters(cols.columns[key], cluster_of, members) > vary_max:
                 counts_by_cluster = {t: 1 for t in counts_by_cluster if t is not ABSENT} | (
                     {ABSENT: 1} if ABSENT in counts_by_cluster else {}
                 )
@@ -261,7 +274,7 @@ def build_tree(
     return PatternTree(list(urls), nodes, leaf_of, cols)
 
 
-def _varies_within_clusters(
+def varies_within_clusters(
     column: np.ndarray, cluster_of: np.ndarray, members: np.ndarray
 ) -> float:
     """Among duplicate clusters with two or more of ``members`` having the key: the share

@@ -51,13 +51,31 @@ class UrlKeys:
         return dict(self.pairs)
 
 
-def _items(text: str, sep: str, prefix: str, marker: str) -> Iterator[tuple[str, Value]]:
-    seen: dict[str, int] = {}
+_KEY_NAMES: dict[str, tuple[str, ...]] = {}
+
+
+def _keys(prefix: str, n: int) -> tuple[str, ...]:
+    """``prefix0`` … ``prefix{n-1}``, cached (key names are built for every URL)."""
+    names = _KEY_NAMES.get(prefix, ())
+    if len(names) < n:
+        names = _KEY_NAMES[prefix] = tuple(f"{prefix}{i}" for i in range(max(n, 16)))
+    return names[:n]
+
+
+def _items(text: str, sep: str, prefix: str, marker: str) -> list[tuple[str, Value]]:
+    out: list[tuple[str, Value]] = []
+    seen: set[str] = set()
     for item in text.split(sep):
         name, eq, value = item.partition("=")
-        n = seen[name] = seen.get(name, 0) + 1
-        key = prefix + name if n == 1 else f"{prefix}{name}{marker}{n}"
-        yield key, (value if eq else None)
+        key = prefix + name
+        if key in seen:
+            n = 2
+            while f"{key}{marker}{n}" in seen:
+                n += 1
+            key = f"{key}{marker}{n}"
+        seen.add(key)
+        out.append((key, value if eq else None))
+    return out
 
 
 def split_url(url: str) -> UrlKeys:
@@ -73,7 +91,8 @@ def split_url(url: str) -> UrlKeys:
         if at:
             pairs.append(("user", user))
         host, port = _host_port(hostport)
-        pairs.extend((f"host_{i}", label) for i, label in enumerate(host.split(".")))
+        labels = host.split(".")
+        pairs.extend(zip(_keys("host_", len(labels)), labels, strict=True))
         if port is not None:
             pairs.append(("port", port))
     if path:
@@ -82,7 +101,7 @@ def split_url(url: str) -> UrlKeys:
             last, semi, params = segments[-1].partition(";")
             stem, ext = _stem_ext(last)
             segments[-1] = stem
-            pairs.extend((f"path_{i}", seg) for i, seg in enumerate(segments))
+            pairs.extend(zip(_keys("path_", len(segments)), segments, strict=True))
             if ext is not None:
                 pairs.append(("ext", ext))
             if semi:

@@ -1,0 +1,162 @@
+"""The URL-rule middlewares and their shared state, without a crawl."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy import Request
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import HtmlResponse
+from scrapy.utils.test import get_crawler
+
+from scrapy_templates.crawl.middlewares import (
+    ORIGINAL_URL,
+    UrlRulesDownloaderMiddleware,
+    UrlRulesSpiderMiddleware,
+)
+from scrapy_templates.crawl.urlrules import UrlRules, head_canonical
+from scrapy_templates.settings import DEFAULTS
+from scrapy_templates.store.memory import MemoryStore
+from scrapy_templates.urlnorm.learn import learn_rules
+from scrapy_templates.urlnorm.rules import RuleSet
+from tests.urlnorm.url_sets import mirror_site
+
+SITE = "www.example.com"
+SID_URL = "http://www.example.com/archive2/17/display?sid=abc"
+
+
+def _crawler(**settings: Any) -> Any:
+    return get_crawler(settings_dict={**DEFAULTS, **settings})
+
+
+def _ruleset() -> RuleSet:
+    urls, clusters = mirror_site()
+    return learn_rules(urls, clusters, site=SITE).ruleset
+
+
+@pytest.fixture
+def crawler() -> Any:
+    crawler = _crawler()
+    crawler.stats.open_spider()
+    UrlRules.of(crawler).install(_ruleset(), source="test")
+    return crawler
+
+
+def test_spider_middleware_rewrites_before_enqueue(crawler: Any) -> None:
+    mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
+    out = mw.get_processed_request(Request(SID_URL), None)
+    assert out is not None and out.url != SID_URL
+    assert out.url == UrlRules.of(crawler).canonical(SID_URL)
+    assert out.meta[ORIGINAL_URL] == SID_URL
+    assert crawler.stats.get_value("templates/urls/rewritten") == 1
+
+
+def test_spider_middleware_drops_what_was_downloaded(crawler: Any) -> None:
+    rules = UrlRules.of(crawler)
+    canonical = rules.canonical(SID_URL)
+    rules.note_response(canonical, canonical, b"<html>" + b"x" * 1000, (), html=True)
+    mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
+    assert mw.get_processed_request(Request(SID_URL), None) is None
+    assert crawler.stats.get_value("templates/urls/dropped") == 1
+    assert crawler.stats.get_value("templates/urls/bytes_saved") == 1006
+
+
+def test_opt_out_and_unknown_urls_pass_untouched(crawler: Any) -> None:
+    mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
+    kept = Request(SID_URL, meta={"dont_normalize": True})
+    assert mw.get_processed_request(kept, None) is kept
+    other = Request("http://other.example/a?sid=1")
+    assert mw.get_processed_request(other, None) is other
+
+
+def test_downloader_middleware_drops_or_reschedules(crawler: Any) -> None:
+    mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
+    rescheduled = mw.process_request(Request(SID_URL))
+    assert isinstance(rescheduled, Request) and rescheduled.url != SID_URL
+    assert mw.process_request(rescheduled) is None  # the canonical URL itself passes
+    rules = UrlRules.of(crawler)
+    rules.note_response(rescheduled.url, rescheduled.url, b"<html></html>", (), html=True)
+    with pytest.raises(IgnoreRequest):
+        mw.process_request(Request(SID_URL.replace("abc", "zzz")))
+    assert crawler.stats.get_value("templates/urls/rescheduled") == 1
+    assert crawler.stats.get_value("templates/urls/dropped") == 1
+
+
+async def test_downloader_middleware_records_html_responses() -> None:
+    crawler = _crawler()
+    crawler.stats.open_spider()
+    rules = UrlRules.of(crawler)
+    store = MemoryStore()
+    rules.attach(lambda: store)
+    mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
+    body = b'<html><head><link rel="canonical" href="/a"></head><body>x</body></html>'
+    request = Request("http://h.example/a?sid=2", meta={"redirect_urls": ["http://h.example/old"]})
+    response = HtmlResponse(request.url, body=body, request=request)
+    assert await mw.process_response(request, response) is response
+    [sample] = [json.loads(s) for s in await store.url_samples("h.example")]
+    assert sample["canonical"] == "http://h.example/a"
+    assert sample["redirects"] == ["http://h.example/old"]
+    assert rules.was_fetched("http://h.example/a?sid=2")
+
+
+def test_disabled_by_setting() -> None:
+    crawler = _crawler(TEMPLATES_URL_RULES=False)
+    with pytest.raises(NotConfigured):
+        UrlRulesSpiderMiddleware.from_crawler(crawler)
+    with pytest.raises(NotConfigured):
+        UrlRulesDownloaderMiddleware.from_crawler(crawler)
+
+
+def test_a_refused_rule_set_leaves_the_previous_one(crawler: Any, caplog: Any) -> None:
+    rules = UrlRules.of(crawler)
+    before = rules.canonical(SID_URL)
+    bad = RuleSet(SITE, 9, _ruleset().nodes, {})
+    bad.nodes[0] = bad.nodes[0].__class__(5, {}, None, {}, None, frozenset(), frozenset())
+    rules.install(bad, source="test")
+    assert rules.canonical(SID_URL) == before
+    assert crawler.stats.get_value("templates/urls/rules_refused") == 1
+    assert "refused" in caplog.text
+
+
+def test_rules_file_is_loaded_at_start(tmp_path: Path) -> None:
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps([_ruleset().to_json()]))
+    crawler = _crawler(TEMPLATES_URL_RULES_FILE=str(path))
+    assert UrlRules.of(crawler).canonical(SID_URL) != SID_URL
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        (b'<link rel="canonical" href="/x">', "http://h.example/x"),
+        (
+            b"<LINK REL='Canonical' HREF='http://h.example/y?a=1&amp;b=2'>",
+            "http://h.example/y?a=1&b=2",
+        ),
+        (b'<link href="/z" rel="canonical">', "http://h.example/z"),
+        (b'<link rel="stylesheet" href="/s.css">', None),
+    ],
+)
+def test_head_canonical(head: bytes, expected: str | None) -> None:
+    assert head_canonical(b"<html><head>" + head + b"</head>", "http://h.example/p") == expected
+
+
+async def test_learning_starts_after_enough_samples() -> None:
+    crawler = _crawler(TEMPLATES_URL_MIN_SAMPLES=20)
+    crawler.stats.open_spider()
+    rules = UrlRules.of(crawler)
+    store = MemoryStore()
+    rules.attach(lambda: store)
+    urls, clusters = mirror_site()
+    for url, cluster in zip(urls, clusters, strict=True):
+        simhash = random.Random(cluster).getrandbits(64)  # far apart for distinct pages
+        rules.add_page(url, simhash, f"content-{cluster}")
+        await rules.flush()
+    await rules.wait_learning()
+    assert crawler.stats.get_value("templates/urls/learn_count") >= 1
+    assert rules.canonical(SID_URL) != SID_URL
+    assert crawler.stats.get_value("templates/urls/rules") >= 1
