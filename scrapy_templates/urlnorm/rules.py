@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .tree import ABSENT, Absent, Token
-from .url import UrlKeys, Value, is_authority_key, split_url, to_url
+from .url import AUTHORITY_KEYS, UrlKeys, Value, is_authority_key, split_url, to_url
 
 FORMAT = "scrapy-templates/url-rules"
 OpKind = Literal["keep", "replace", "ignore"]
@@ -69,15 +69,15 @@ def apply_ops(keys: UrlKeys, steps: Iterable[Iterable[Op]]) -> UrlKeys | None:
     current = keys
     for ops in steps:
         values = current.as_dict()
-        out: list[tuple[str, Value]] = [(k, v) for k, v in current.pairs if is_authority_key(k)]
+        out: list[tuple[str, Value]] = [
+            (k, v) for k, v in current.pairs if k in AUTHORITY_KEYS or k.startswith("host_")
+        ]
         for op in ops:
-            if op.kind == "keep":
-                out.append((op.key, op.value))
-            elif op.kind == "replace":
+            if op.source is not None:
                 if op.source not in values:
                     return None
                 out.append((op.key, values[op.source]))
-            elif not op.key.startswith(_DROPPED_PREFIXES):
+            elif op.kind == "keep" or not op.key.startswith(_DROPPED_PREFIXES):
                 out.append((op.key, op.value))
         current = UrlKeys(tuple(out))
     return current
@@ -176,8 +176,7 @@ class RuleSet:
         nid = self._decide(values)
         if nid is None:
             return None, None, "no rule for this pattern"
-        allowed = self._allowed[nid]
-        if any(k not in allowed for k in values):
+        if not values.keys() <= self._allowed[nid]:
             return None, nid, "keys outside the rule's pattern"
         out = apply_ops(keys, self.rules[nid].steps)
         if out is None:

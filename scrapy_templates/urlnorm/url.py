@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 Value = str | None
 
@@ -38,11 +37,23 @@ def is_authority_key(key: str) -> bool:
     return key in AUTHORITY_KEYS or key.startswith("host_")
 
 
-@dataclass(frozen=True, slots=True)
 class UrlKeys:
-    """A URL as ordered key/value pairs; ``dict(pairs)`` is safe (keys are unique)."""
+    """A URL as ordered key/value pairs; ``dict(pairs)`` is safe (keys are unique). A plain
+    slotted class: one is built per URL and per rewrite step, so construction is kept cheap."""
 
-    pairs: tuple[tuple[str, Value], ...]
+    __slots__ = ("pairs",)
+
+    def __init__(self, pairs: tuple[tuple[str, Value], ...]) -> None:
+        self.pairs = pairs
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UrlKeys) and self.pairs == other.pairs
+
+    def __hash__(self) -> int:
+        return hash(self.pairs)
+
+    def __repr__(self) -> str:
+        return f"UrlKeys({self.pairs!r})"
 
     def __iter__(self) -> Iterator[tuple[str, Value]]:
         return iter(self.pairs)
