@@ -27,6 +27,10 @@ OpKind = Literal["keep", "replace", "ignore"]
 _DROPPED_PREFIXES = ("?", ";", "#")
 
 
+class _Any:
+    """Stands for "any value" of a replaced key when results are reasoned about."""
+
+
 class RuleSetError(ValueError):
     """A rule set that is malformed or unsafe; the message says what is wrong."""
 
@@ -127,6 +131,7 @@ class RuleSet:
         field(default_factory=list, init=False, repr=False)
     )
     _allowed: dict[int, frozenset[str]] = field(default_factory=dict, init=False, repr=False)
+    _settled: frozenset[int] = field(default=frozenset(), init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._decisive = frozenset(self.rules)
@@ -139,6 +144,7 @@ class RuleSet:
             self._walk.append((fixed, n.split_key, dict(n.children), n.wildcard))
         site_keys = frozenset(self.nodes[0].fixed) if self.nodes else frozenset()
         self._allowed = {nid: self.nodes[nid].known | site_keys for nid in self.rules}
+        self._settled = frozenset(nid for nid in self.rules if self._always_stable(nid))
 
     @classmethod
     def empty(cls, site: str) -> RuleSet:
@@ -170,6 +176,50 @@ class RuleSet:
                 found = child
         return found
 
+    def _always_stable(self, nid: int) -> bool:
+        """Whether every result of the rule at ``nid`` is provably left alone by the rules,
+        so :meth:`apply` need not check it: walking the tree with the result's known keys
+        (constants, and "any value" for replaced keys) reaches no node with a rule other
+        than ``nid`` itself, and when it can reach ``nid``, the rule's last step gives the
+        same result when applied to its own output."""
+        last = self.rules[nid].steps[-1]
+        out: dict[str, Token | type[_Any]] = {}
+        for op in last:
+            if op.source is not None:
+                out[op.key] = _Any
+            elif op.kind == "keep" or not op.key.startswith(_DROPPED_PREFIXES):
+                out[op.key] = op.value
+        reached: set[int] = set()
+        todo = [0]
+        while todo:
+            index = todo.pop()
+            node = self.nodes[index]
+            for key, want in node.fixed.items():
+                have = out.get(key, ABSENT) if not is_authority_key(key) else want
+                if have is not _Any and have != want:
+                    break
+            else:
+                if index in self._decisive:
+                    reached.add(index)
+                if node.split_key is None:
+                    continue
+                have = out.get(node.split_key, ABSENT)
+                if is_authority_key(node.split_key) or have is _Any:
+                    todo += node.children.values()
+                    if node.wildcard is not None:
+                        todo.append(node.wildcard)
+                elif not isinstance(have, type) and have in node.children:
+                    todo.append(node.children[have])
+                elif not isinstance(have, Absent) and node.wildcard is not None:
+                    todo.append(node.wildcard)
+        if not reached <= {nid}:
+            return False
+        replaced = {op.key: op.source for op in last if op.source is not None}
+        return all(
+            source == key or source not in out or replaced.get(source) == source
+            for key, source in replaced.items()
+        )
+
     def _rewrite(self, keys: UrlKeys) -> tuple[UrlKeys | None, int | None, str]:
         """The rewritten keys (``None``: unchanged), the deciding node and why."""
         values = keys.as_dict()
@@ -200,9 +250,11 @@ class RuleSet:
     def apply(self, url: str) -> str:
         """The canonical form of ``url`` (``url`` itself when no rule applies, or when the
         result would not be left as it is by the rules: applying twice equals once)."""
-        out = self._rewrite(split_url(url))[0]
+        out, nid, _ = self._rewrite(split_url(url))
         if out is None:
             return url
+        if nid in self._settled:
+            return to_url(out)
         again = self._rewrite(out)[0]
         if again is not None and again.pairs != out.pairs and to_url(again) != to_url(out):
             return url

@@ -100,3 +100,13 @@ def test_apply_is_idempotent_and_keeps_scheme_and_host(url: str) -> None:
         before = [(k, v) for k, v in split_url(url).pairs if k == "scheme" or k.startswith("host_")]
         after = [(k, v) for k, v in split_url(once).pairs if k == "scheme" or k.startswith("host_")]
         assert before == after
+
+
+def test_rules_proved_stable_need_no_second_look() -> None:
+    assert _MIRROR._settled, "the proof applies to the figure 4 rules"
+    checked = RuleSet.loads(_MIRROR.dumps())
+    checked._settled = frozenset()  # always apply twice and compare
+    urls, _ = mirror_site()
+    for url in [*urls, SID := "http://www.example.com/archive9/77/display?sid=q"]:
+        assert _MIRROR.apply(url) == checked.apply(url)
+    assert checked.apply(SID) != SID
