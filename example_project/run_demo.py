@@ -51,6 +51,12 @@ def print_summary(items: list[dict], stats: dict, out: Path) -> None:
     print(f"  items marked          {len(marked)}")
     print(f"  bootstrap pages       {stats.get('templates/bootstrap_pages', 0)}")
     print(f"  template share (mean) {share:.1%} of page text")
+    print(
+        f"  URL rules             {stats.get('templates/urls/rules', 0)} in force after "
+        f"{stats.get('templates/urls/learn_count', 0)} learning runs; "
+        f"{stats.get('templates/urls/rewritten', 0)} requests rewritten before enqueue, "
+        f"{stats.get('templates/urls/dropped', 0)} dropped as duplicates"
+    )
     print("  most frequent template pagelets:")
     for (path, text), n in top.most_common(8):
         print(f"    {n:5d}  {path:<28.28}  {text}")

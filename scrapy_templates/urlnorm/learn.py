@@ -304,7 +304,10 @@ def _measure(
     data: _Training, keys: list[UrlKeys], cand: Candidate, cfg: LearnConfig, rng: random.Random
 ) -> tuple[int, float]:
     """Support pairs and false-positive rate (eq. 3) of a candidate run on the training set:
-    the source's URLs rewritten, the target's as they are."""
+    the source's URLs rewritten, the target's as they are. A rule between two nodes must also
+    *confirm* itself (ours): at least ``o_min`` of the source URLs must be rewritten exactly
+    onto a target URL of their own duplicate cluster; otherwise its support is 0. A rule that
+    sends most URLs to addresses nobody has seen is a guess, however clean its fpr."""
     nodes = data.tree.nodes
     sources = nodes[cand.source].members.tolist()
     targets = [] if cand.source == cand.target else nodes[cand.target].members.tolist()
@@ -313,12 +316,19 @@ def _measure(
     if len(targets) > cfg.fpr_sample:
         targets = rng.sample(targets, cfg.fpr_sample)
     out: dict[tuple[tuple[str, Value], ...], list[int]] = defaultdict(list)
-    for m in sources:
-        new = apply_ops(keys[m], (cand.ops,))
-        out[_identity(new if new is not None else keys[m])].append(m)
     for m in targets:
         out[_identity(keys[m])].append(m)
-    return support_and_fpr(data.clusters, out.values())
+    confirmed = 0
+    for m in sources:
+        new = apply_ops(keys[m], (cand.ops,))
+        group = out[_identity(new if new is not None else keys[m])]
+        cluster = data.clusters[m]
+        confirmed += any(data.clusters[o] == cluster for o in group)
+        group.append(m)
+    support, fpr = support_and_fpr(data.clusters, out.values())
+    if targets and confirmed / len(sources) < cfg.o_min:
+        return 0, fpr  # ours: too few source URLs land on a known duplicate in the target
+    return support, fpr
 
 
 def _identity(keys: UrlKeys) -> tuple[tuple[str, Value], ...]:

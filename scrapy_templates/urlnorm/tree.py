@@ -274,11 +274,15 @@ def build_tree(
     return PatternTree(list(urls), nodes, leaf_of, cols)
 
 
+MIN_EVIDENCE = 3
+
+
 def varies_within_clusters(
     column: np.ndarray, cluster_of: np.ndarray, members: np.ndarray
 ) -> float:
     """Among duplicate clusters with two or more of ``members`` having the key: the share
-    whose URLs disagree on the key's value."""
+    whose URLs disagree on the key's value; 0 when fewer than :data:`MIN_EVIDENCE` clusters
+    say anything (one odd pair of look-alike pages must not decide for a whole key)."""
     present = members[column[members] != 0]
     if len(present) < 2:
         return 0.0
@@ -290,7 +294,7 @@ def varies_within_clusters(
         return_counts=True,
     )
     several = ids[sizes > 1]
-    if not len(several):
+    if len(several) < MIN_EVIDENCE:
         return 0.0
     differing = distinct_ids[distinct > 1]
     return float(np.isin(several, differing).sum()) / len(several)
