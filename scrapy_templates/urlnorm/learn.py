@@ -32,7 +32,7 @@ import numpy as np
 
 from .clusters import Sample, canonical_votes, duplicate_clusters
 from .rules import Op, Rule, RuleSet, TreeNode, apply_ops
-from .tree import Absent, PatternTree, Token, build_tree, varies_within_clusters
+from .tree import ABSENT, Absent, PatternTree, Token, build_tree, varies_within_clusters
 from .url import UrlKeys, Value, split_url
 
 
@@ -50,7 +50,7 @@ class LearnConfig:
     pairs_per_cluster: int = 8
     pair_clusters: int = 1000
     fpr_sample: int = 2_000
-    check_sample: int = 10_000
+    check_sample: int = 5_000
     seed: int = 0
 
 
@@ -91,6 +91,7 @@ class _Training:
         self.fpr_max = 0.0
         self.min_support = 1
         self.votes = np.zeros(len(self.urls))
+        self.value_ids: dict[Token, int] = {t: i for i, t in enumerate(tree.columns.tokens)}
 
     def member(self, url: int, node: int) -> bool:
         found = self.in_node[node]
@@ -129,7 +130,9 @@ def learn_rules(
     candidates: list[Candidate] = []
     for s, t in pairs:
         dup_pairs = _dup_pairs(data, common[(min(s, t), max(s, t))], groups, s, t, cfg, rng)
-        candidates.append(_candidate(data, s, t, dup_pairs, cfg))
+        candidate = _candidate(data, s, t, dup_pairs, cfg)
+        if candidate is not None:
+            candidates.append(candidate)
     qualified = []
     for cand in candidates:
         cand.support, cand.fpr = _measure(data, keys, cand, cfg, rng)
@@ -240,23 +243,41 @@ def _candidate(
     t: int,
     dup_pairs: list[tuple[int, int]],
     cfg: LearnConfig,
-) -> Candidate:
-    """A rule ``s → t``: Algorithm 3 for the key-key mappings, then the operations."""
+) -> Candidate | None:
+    """A rule ``s → t``: Algorithm 3 for the key-key mappings, then the operations.
+
+    *keep* is used only for keys the target's pattern fixes (a value seen on every target URL
+    by chance, on a key the tree generalised, is no constant). A generalised path key with no
+    mapping may be ignored only when its values differ between duplicates (a mirror name);
+    otherwise there is no safe rule and ``None`` is returned, as it is when the target's URLs
+    do not all have the same keys."""
     nodes = data.tree.nodes
+    if nodes[t].optional:
+        return None  # URLs of several formats: no one format to rewrite into
     source_keys = sorted(nodes[s].required | nodes[s].optional)
+    pattern = data.tree.pattern(t)
     ops: list[Op] = []
     for key in _own_keys(data, t):
-        distinct, common_value = _values(data, t, key)
-        if distinct == 1:
-            ops.append(Op("keep", key, _plain(common_value)))
+        fixed = pattern.get(key, "*")
+        if fixed != "*":
+            ops.append(Op("keep", key, _plain(fixed)))
             continue
         best, sigma = _best_mapping(data, dup_pairs, source_keys, key)
         if best is not None and sigma > cfg.sigma_min and not _is_fake(data, s, t, best, key, cfg):
             ops.append(Op("replace", key, source=best))
+        elif key.startswith(("?", ";", "#")):
+            ops.append(Op("ignore", key))
+        elif (
+            varies_within_clusters(data.column(key), data.clusters, nodes[t].members) > cfg.fake_max
+        ):
+            ops.append(Op("ignore", key, _plain(_values(data, t, key)[1])))
         else:
-            fill = None if key.startswith(("?", ";", "#")) else _plain(common_value)
-            ops.append(Op("ignore", key, fill))
+            return None
     return Candidate(s, t, tuple(ops))
+
+
+def _varies(data: _Training, node: int, key: str) -> float:
+    return varies_within_clusters(data.column(key), data.clusters, data.tree.nodes[node].members)
 
 
 def _plain(token: Token) -> Value:
@@ -318,13 +339,27 @@ def _measure(
     out: dict[tuple[tuple[str, Value], ...], list[int]] = defaultdict(list)
     for m in targets:
         out[_identity(keys[m])].append(m)
+    # every target URL (not only the sample) can confirm a source URL: the rule's result
+    # agrees with it on every kept and replaced key (ignored keys say nothing)
+    checked = [op.key for op in cand.ops if op.kind != "ignore"]
+    known: set[tuple[int, ...]] = set()
+    if targets:
+        members = nodes[cand.target].members
+        members = members[np.isin(data.clusters[members], data.clusters[sources])]
+        columns = [data.clusters[members], *(data.column(key)[members] for key in checked)]
+        known = set(zip(*(c.tolist() for c in columns), strict=True))
+    value_ids = data.value_ids
     confirmed = 0
     for m in sources:
         new = apply_ops(keys[m], (cand.ops,))
-        group = out[_identity(new if new is not None else keys[m])]
-        cluster = data.clusters[m]
-        confirmed += any(data.clusters[o] == cluster for o in group)
-        group.append(m)
+        result = new if new is not None else keys[m]
+        if targets:
+            values = result.as_dict()
+            confirmed += (
+                int(data.clusters[m]),
+                *(value_ids.get(values.get(key, ABSENT), -1) for key in checked),
+            ) in known
+        out[_identity(result)].append(m)
     support, fpr = support_and_fpr(data.clusters, out.values())
     if targets and confirmed / len(sources) < cfg.o_min:
         return 0, fpr  # ours: too few source URLs land on a known duplicate in the target

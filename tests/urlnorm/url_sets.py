@@ -39,7 +39,7 @@ def query_site(pages: int = 40, seed: int = 2) -> tuple[list[str], list[int]]:
     for i, word in enumerate(["river", "bridge", "coast", "harbour", "forest", "island"]):
         urls.append(f"http://q.example/search?q={word}")
         clusters.append(1000 + i)
-    for word in ["zzzz", "qqqq", "xxyy", "nope"]:
+    for word in ["zzzz", "qqqq", "xxyy", "nope", "none", "nada", "void", "zilch", "nix", "naught"]:
         urls.append(f"http://q.example/search?q={word}")
         clusters.append(2000)  # every "no results" page has the same content
     return urls, clusters
