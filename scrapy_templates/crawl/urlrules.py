@@ -235,7 +235,7 @@ class UrlRules:
                 logger.warning("scrapy-templates: URL samples of %s not stored (%s)", site, exc)
                 continue
             self._inc("templates/urls/samples", len(batch))
-            # early on, relearn as the sample grows by a quarter; then every learn_every
+            # early on, relearn as the sample grows by a tenth (at least 5); later every learn_every
             step = min(self.learn_every, max(5, host.learned_at // 10))
             due = host.offered >= self.min_samples and (
                 host.ruleset is None or host.offered - host.learned_at >= step
