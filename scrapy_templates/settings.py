@@ -162,7 +162,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "TEMPLATES_URL_LEARN_EVERY",
         25,
-        "Relearn a host's rules after this many new samples.",
+        "Relearn a host's rules after at most this many new samples (after a tenth of its sample, at least 5, while that is fewer).",
     ),
     Setting(
         "TEMPLATES_URL_SIMHASH_DISTANCE",
