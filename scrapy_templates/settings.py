@@ -200,6 +200,16 @@ SETTINGS: tuple[Setting, ...] = (
         "A rule needs at least this many pairs of training URLs it makes equal (support pairs).",
     ),
     Setting(
+        "TEMPLATES_URL_DEFER_PRIORITY",
+        100,
+        "Requests no rule rewrites, of a URL form that has shown duplicates, get this much lower priority so that their rule can be learned before they are fetched (0: never).",
+    ),
+    Setting(
+        "TEMPLATES_URL_DEFER_RATE",
+        0.25,
+        "…when the duplicate rate of the URL's form in the training URLs is at least this.",
+    ),
+    Setting(
         "TEMPLATES_URL_FPR_MAX",
         0.0005,
         "fpr_max of §5.2.3: candidate rules above this false-positive rate on the training set are removed.",

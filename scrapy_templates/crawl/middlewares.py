@@ -9,8 +9,10 @@ already and sends a rewritten one back to the scheduler (whose dupefilter then s
 canonical URL). ``request.meta["dont_normalize"] = True`` opts a request out of both.
 
 Stats: ``templates/urls/rewritten`` (requests rewritten before enqueue),
-``templates/urls/rescheduled`` (rewritten in the downloader), ``templates/urls/dropped`` and
-``templates/urls/bytes_saved`` (mean response size of the host, per dropped request).
+``templates/urls/rescheduled`` (rewritten in the downloader), ``templates/urls/dropped``,
+``templates/urls/bytes_saved`` (mean response size of the host, per dropped request) and
+``templates/urls/deferred`` (requests of a duplicate-prone form with no rule yet, sent to the
+back of the queue so that their rule can be learned first).
 """
 
 from __future__ import annotations
@@ -49,7 +51,11 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
             return request
         canonical = self.rules.canonical(request.url)
         if canonical == request.url:
-            return request
+            deferral = self.rules.deferral(request.url)
+            if not deferral:
+                return request
+            self._inc("templates/urls/deferred")
+            return request.replace(priority=request.priority - deferral)
         if self.rules.was_fetched(canonical):
             self._inc("templates/urls/dropped")
             self._inc("templates/urls/bytes_saved", int(self.rules.saved_bytes(canonical)))

@@ -124,6 +124,8 @@ class UrlRules:
         self.min_samples = s.getint("TEMPLATES_URL_MIN_SAMPLES")
         self.learn_every = max(1, s.getint("TEMPLATES_URL_LEARN_EVERY"))
         self.distance = s.getint("TEMPLATES_URL_SIMHASH_DISTANCE")
+        self.defer_priority = s.getint("TEMPLATES_URL_DEFER_PRIORITY")
+        self.defer_rate = s.getfloat("TEMPLATES_URL_DEFER_RATE")
         self._hosts: dict[str, _Host] = {}
         self._store: Callable[[], TemplateStore] | None = None
         self._learning: dict[str, asyncio.Task[None]] = {}
@@ -156,6 +158,23 @@ class UrlRules:
         if host is None or host.ruleset is None:
             return url
         return host.ruleset.apply(url)
+
+    def deferral(self, url: str) -> int:
+        """How much to lower the priority of a request for ``url`` that no rule rewrites:
+        ``TEMPLATES_URL_DEFER_PRIORITY`` when its host has rules and the URL's form has shown
+        at least ``TEMPLATES_URL_DEFER_RATE`` duplicates in training, so that other pages are
+        downloaded first and a rule for this form can be learned before it is fetched."""
+        if not self.enabled or self.defer_priority <= 0:
+            return 0
+        try:
+            host = self._hosts.get(host_site(url))
+        except ValueError:
+            return 0
+        if host is None or host.ruleset is None:
+            return 0
+        if host.ruleset.duplicate_rate(url) < self.defer_rate:
+            return 0
+        return self.defer_priority
 
     def was_fetched(self, url: str) -> bool:
         """Whether a page whose canonical URL is ``url`` has been downloaded."""

@@ -447,6 +447,7 @@ def _select(
             n.required,
             n.optional,
             tree.glob(n.id),
+            _dup_rate(data, n.members),
         )
         for n in tree.nodes
     ]
@@ -459,6 +460,13 @@ def _select(
             destinations = frozenset(r.target for r in rules.values())
             return RuleSet(site, version, nodes, rules, destinations, len(keys))
     return RuleSet(site, version, nodes, {}, frozenset(), len(keys))
+
+
+def _dup_rate(data: _Training, members: np.ndarray) -> float:
+    """Share of a node's training URLs that are copies of another one (1 − pages / URLs)."""
+    if not len(members):
+        return 0.0
+    return round(1.0 - len(np.unique(data.clusters[members])) / len(members), 4)
 
 
 def _popularity(data: _Training, moves: list[Candidate]) -> dict[int, float]:

@@ -99,6 +99,7 @@ class TreeNode:
     required: frozenset[str]
     optional: frozenset[str]
     glob: str = ""
+    dup_rate: float = 0.0
     known: frozenset[str] = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:
@@ -152,14 +153,25 @@ class RuleSet:
 
     def _decide(self, values: dict[str, Value]) -> int | None:
         """Deepest node on the URL's path that has a rule."""
+        return self._walk_tree(values)[1]
+
+    def duplicate_rate(self, url: str) -> float:
+        """The duplicate rate, in the training URLs, of the most specific pattern ``url``
+        fits (0 when it fits none): how likely a URL of this form is a copy of another."""
+        deepest = self._walk_tree(split_url(url).as_dict())[0]
+        return 0.0 if deepest is None else self.nodes[deepest].dup_rate
+
+    def _walk_tree(self, values: dict[str, Value]) -> tuple[int | None, int | None]:
+        """The deepest node the URL fits and the deepest one on the way with a rule."""
         walk = self._walk
         if not walk:
-            return None
+            return None, None
         decisive = self._decisive
         fixed, split, children, wildcard = walk[0]
         for key, want in fixed:
             if values.get(key, ABSENT) != want:
-                return None
+                return None, None
+        node = 0
         found = 0 if 0 in decisive else None
         while split is not None:
             value: Token = values.get(split, ABSENT)
@@ -172,9 +184,10 @@ class RuleSet:
             if fixed and any(values.get(key, ABSENT) != want for key, want in fixed):
                 break
             split, children, wildcard = next_split, next_children, next_wildcard
+            node = child
             if child in decisive:
                 found = child
-        return found
+        return node, found
 
     def _always_stable(self, nid: int) -> bool:
         """Whether every result of the rule at ``nid`` is provably left alone by the rules,
@@ -372,6 +385,7 @@ def _node_json(node: TreeNode) -> dict[str, Any]:
         "required": sorted(node.required),
         "optional": sorted(node.optional),
         "glob": node.glob,
+        "dup_rate": node.dup_rate,
     }
 
 
@@ -385,6 +399,7 @@ def _node_from(data: dict[str, Any]) -> TreeNode:
         required=frozenset(str(k) for k in data["required"]),
         optional=frozenset(str(k) for k in data["optional"]),
         glob=str(data.get("glob", "")),
+        dup_rate=float(data.get("dup_rate", 0.0)),
     )
 
 
