@@ -156,10 +156,12 @@ class RuleSet:
         return self._walk_tree(values)[1]
 
     def duplicate_rate(self, url: str) -> float:
-        """The duplicate rate, in the training URLs, of the most specific pattern ``url``
-        fits (0 when it fits none): how likely a URL of this form is a copy of another."""
+        """The duplicate rate, in the training URLs, of the leaf pattern ``url`` fits (0 when
+        it fits none): how likely a URL of this form is a copy of another."""
         deepest = self._walk_tree(split_url(url).as_dict())[0]
-        return 0.0 if deepest is None else self.nodes[deepest].dup_rate
+        if deepest is None or self.nodes[deepest].split_key is not None:
+            return 0.0  # the URL left the tree before a leaf: a form not seen in training
+        return self.nodes[deepest].dup_rate
 
     def _walk_tree(self, values: dict[str, Value]) -> tuple[int | None, int | None]:
         """The deepest node the URL fits and the deepest one on the way with a rule."""

@@ -160,3 +160,23 @@ async def test_learning_starts_after_enough_samples() -> None:
     assert crawler.stats.get_value("templates/urls/learn_count") >= 1
     assert rules.canonical(SID_URL) != SID_URL
     assert crawler.stats.get_value("templates/urls/rules") >= 1
+
+
+def test_duplicate_prone_forms_without_a_rule_are_deferred(crawler: Any) -> None:
+    mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
+    # the display form has shown duplicates, but no rule takes an extra ?page key
+    odd = Request("http://www.example.com/archive1/17/display?sid=1&page=2", priority=5)
+    out = mw.get_processed_request(odd, None)
+    assert out is not None and out.url == odd.url and out.priority == 5 - 100
+    assert crawler.stats.get_value("templates/urls/deferred") == 1
+    plain = Request("http://www.example.com/about")
+    assert mw.get_processed_request(plain, None) is plain
+
+
+def test_deferral_can_be_switched_off() -> None:
+    crawler = _crawler(TEMPLATES_URL_DEFER_PRIORITY=0)
+    crawler.stats.open_spider()
+    UrlRules.of(crawler).install(_ruleset(), source="test")
+    mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
+    odd = Request("http://www.example.com/archive1/17/display?sid=1&page=2")
+    assert mw.get_processed_request(odd, None) is odd
