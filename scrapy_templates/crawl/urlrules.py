@@ -325,8 +325,9 @@ class UrlRules:
             )
 
     def install(self, ruleset: RuleSet, *, source: str) -> None:
-        """Put a validated rule set in force for its host; fetched URLs are re-keyed so that
-        requests for pages already downloaded are recognised under the new rules."""
+        """Put a validated rule set in force for its host; fetched URLs are re-keyed under the
+        new rules (and only those) so that requests for pages already downloaded are
+        recognised."""
         try:
             ruleset.validate()
         except RuleSetError as exc:
@@ -340,8 +341,11 @@ class UrlRules:
             return
         host = self._host(ruleset.site)
         host.ruleset = ruleset
-        for url in host.fetched:
-            host.canonical_fetched.add(_key(ruleset.apply(url)))
+        # rebuilt, not extended: a key that an earlier, worse rule set produced must not
+        # keep a page "downloaded" that never was
+        host.canonical_fetched = {_key(url) for url in host.fetched} | {
+            _key(ruleset.apply(url)) for url in host.fetched
+        }
         if self.stats is not None:
             self.stats.set_value("templates/urls/rules", self.rule_count())
 

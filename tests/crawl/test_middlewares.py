@@ -180,3 +180,12 @@ def test_deferral_can_be_switched_off() -> None:
     mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
     odd = Request("http://www.example.com/archive1/17/display?sid=1&page=2")
     assert mw.get_processed_request(odd, None) is odd
+
+
+def test_new_rules_forget_what_old_rules_called_downloaded(crawler: Any) -> None:
+    rules = UrlRules.of(crawler)
+    canonical = rules.canonical(SID_URL)
+    rules.note_response(SID_URL.replace("abc", "x1"), SID_URL.replace("abc", "x1"), b"", (), True)
+    assert rules.was_fetched(canonical)  # under the rules in force, the page is downloaded
+    rules.install(RuleSet(SITE, 2, _ruleset().nodes, {}), source="test")  # rules withdrawn
+    assert not rules.was_fetched(canonical)
