@@ -40,7 +40,7 @@ def _ruleset() -> RuleSet:
 
 @pytest.fixture
 def crawler() -> Any:
-    crawler = _crawler()
+    crawler = _crawler(TEMPLATES_URL_DEFER_PRIORITY=100)
     crawler.stats.open_spider()
     UrlRules.of(crawler).install(_ruleset(), source="test")
     return crawler
