@@ -25,6 +25,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Response
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
+from scrapy_templates.crawl.pipeline import BOOTSTRAP_META
 from scrapy_templates.crawl.urlrules import UrlRules
 
 ORIGINAL_URL = "templates_original_url"
@@ -97,7 +98,14 @@ class UrlRulesDownloaderMiddleware:
     ) -> Response:
         redirects = tuple(request.meta.get("redirect_urls", ()))
         html = isinstance(response, HtmlResponse)
-        self.rules.note_response(request.url, response.url, response.body, redirects, html)
+        self.rules.note_response(
+            request.url,
+            response.url,
+            response.body,
+            redirects,
+            html,
+            to_spider=not request.meta.get(BOOTSTRAP_META),
+        )
         await self.rules.flush()
         return response
 

@@ -412,7 +412,13 @@ class TemplatePipeline:
         engine = self.crawler.engine
         if engine is None:
             return
-        request = Request(url, meta={BOOTSTRAP_META: True}, dont_filter=True, priority=100)
+        # URL rules leave the sample alone: it must fetch what it asked for
+        request = Request(
+            url,
+            meta={BOOTSTRAP_META: True, "dont_normalize": True},
+            dont_filter=True,
+            priority=100,
+        )
         try:
             response: Response = await engine.download_async(request)
         except Exception as exc:

@@ -187,17 +187,27 @@ class UrlRules:
         return host.mean_size if host else 0.0
 
     def note_response(
-        self, url: str, final_url: str, body: bytes, redirects: tuple[str, ...], html: bool
+        self,
+        url: str,
+        final_url: str,
+        body: bytes,
+        redirects: tuple[str, ...],
+        html: bool,
+        *,
+        to_spider: bool = True,
     ) -> None:
         """Record a download: for the was-fetched test, the size estimate, and (for HTML) a
         sample with what the download alone tells — the body hash, the ``rel=canonical`` of
         the head and the redirects that led here — so that this evidence reaches the learner
-        at once, not after the page has waited its turn in the spider and the pipeline."""
+        at once, not after the page has waited its turn in the spider and the pipeline.
+        A download the spider never sees (``to_spider`` false: the template bootstrap's) is
+        evidence but does not make its page "downloaded": dropping a request for that page
+        would lose its item."""
         site = host_site(final_url)
         host = self._host(site)
         host.responses += 1
         host.bytes += len(body)
-        for fetched in {url, final_url}:
+        for fetched in {url, final_url} if to_spider else ():
             host.fetched.append(fetched)
             host.canonical_fetched.add(_key(fetched))
             if host.ruleset is not None:

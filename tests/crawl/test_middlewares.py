@@ -189,3 +189,15 @@ def test_new_rules_forget_what_old_rules_called_downloaded(crawler: Any) -> None
     assert rules.was_fetched(canonical)  # under the rules in force, the page is downloaded
     rules.install(RuleSet(SITE, 2, _ruleset().nodes, {}), source="test")  # rules withdrawn
     assert not rules.was_fetched(canonical)
+
+
+async def test_bootstrap_downloads_do_not_count_as_downloaded(crawler: Any) -> None:
+    from scrapy_templates.crawl.pipeline import BOOTSTRAP_META
+
+    mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
+    canonical = UrlRules.of(crawler).canonical(SID_URL)
+    request = Request(canonical, meta={BOOTSTRAP_META: True, "dont_normalize": True})
+    await mw.process_response(request, HtmlResponse(canonical, body=b"<html></html>"))
+    # the spider never saw that page: a request for it must still be downloaded
+    assert mw.process_request(Request(SID_URL)) is not None
+    assert not UrlRules.of(crawler).was_fetched(canonical)
