@@ -12,7 +12,9 @@ Stats: ``templates/urls/rewritten`` (requests rewritten before enqueue),
 ``templates/urls/rescheduled`` (rewritten in the downloader), ``templates/urls/dropped``,
 ``templates/urls/bytes_saved`` (mean response size of the host, per dropped request) and
 ``templates/urls/deferred`` (requests of a duplicate-prone form with no rule yet, sent to the
-back of the queue so that their rule can be learned first).
+back of the queue so that their rule can be learned first). A rewritten request whose canonical
+URL fails (an HTTP error status or a download error) is fetched again as the spider asked for
+it (``templates/urls/fallbacks``), and only successful downloads count as downloaded pages.
 """
 
 from __future__ import annotations
@@ -95,7 +97,10 @@ class UrlRulesDownloaderMiddleware:
 
     async def process_response(
         self, request: Request, response: Response, spider: Any = None
-    ) -> Response:
+    ) -> Request | Response:
+        original = request.meta.get(ORIGINAL_URL)
+        if original and response.status >= 400:
+            return self._fall_back(request, original)
         redirects = tuple(request.meta.get("redirect_urls", ()))
         html = isinstance(response, HtmlResponse)
         self.rules.note_response(
@@ -104,10 +109,24 @@ class UrlRulesDownloaderMiddleware:
             response.body,
             redirects,
             html,
-            to_spider=not request.meta.get(BOOTSTRAP_META),
+            to_spider=not request.meta.get(BOOTSTRAP_META) and 200 <= response.status < 300,
         )
         await self.rules.flush()
         return response
+
+    def process_exception(
+        self, request: Request, exception: BaseException, spider: Any = None
+    ) -> Request | None:
+        original = request.meta.get(ORIGINAL_URL)
+        if original and not isinstance(exception, IgnoreRequest):
+            return self._fall_back(request, original)
+        return None
+
+    def _fall_back(self, request: Request, original: str) -> Request:
+        """A rewritten URL that fails is not the page: fetch the URL as the spider asked."""
+        self._inc("templates/urls/fallbacks")
+        meta = {k: v for k, v in request.meta.items() if k != ORIGINAL_URL}
+        return request.replace(url=original, meta={**meta, OPT_OUT: True}, dont_filter=True)
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:

@@ -201,3 +201,17 @@ async def test_bootstrap_downloads_do_not_count_as_downloaded(crawler: Any) -> N
     # the spider never saw that page: a request for it must still be downloaded
     assert mw.process_request(Request(SID_URL)) is not None
     assert not UrlRules.of(crawler).was_fetched(canonical)
+
+
+async def test_a_failing_rewrite_falls_back_to_the_original_url(crawler: Any) -> None:
+    mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
+    rewritten = mw.process_request(Request(SID_URL))
+    assert isinstance(rewritten, Request)
+    missing = HtmlResponse(rewritten.url, status=404, body=b"<html></html>")
+    again = await mw.process_response(rewritten, missing)
+    assert isinstance(again, Request) and again.url == SID_URL and again.dont_filter
+    assert mw.process_request(again) is None  # opted out: fetched as asked
+    assert not UrlRules.of(crawler).was_fetched(rewritten.url)
+    assert crawler.stats.get_value("templates/urls/fallbacks") == 1
+    retry = mw.process_exception(rewritten, TimeoutError())
+    assert retry is not None and retry.url == SID_URL
