@@ -237,19 +237,25 @@ def _listing(items: list[Article], links: _Links) -> str:
     )
 
 
-def page_key(raw_path: str) -> tuple[str, ...]:
-    """What the site serves at a path (with query): two paths with the same key get the same
-    page content (up to the rotating ad and session links). The ground truth of the demo's
-    duplicate URLs, used by tests and benchmarks."""
+def _route(raw_path: str) -> tuple[str, dict[str, list[str]]]:
+    """The path the site answers for ``raw_path`` (mirror prefix, ``index.html`` and a
+    missing category slash undone) and the parsed query."""
     parts = urlsplit(raw_path)
     path = parts.path
-    query = parse_qs(parts.query)
     if path.startswith("/mirror/"):
         path = path[len("/mirror") :]
     if path.endswith("/index.html"):
         path = path[: -len("index.html")]
     if path.startswith("/category/") and not path.endswith("/"):
         path += "/"
+    return path, parse_qs(parts.query)
+
+
+def page_key(raw_path: str) -> tuple[str, ...]:
+    """What the site serves at a path (with query): two paths with the same key get the same
+    page content (up to the rotating ad and session links). The ground truth of the demo's
+    duplicate URLs, used by tests and benchmarks."""
+    path, query = _route(raw_path)
     if path.startswith("/category/"):
         page = query.get("page", ["1"])[0]
         return ("category", path, query.get("sort", ["date"])[0], page if page.isdigit() else "1")
@@ -262,15 +268,7 @@ def page_key(raw_path: str) -> tuple[str, ...]:
 
 def render(raw_path: str) -> tuple[int, str]:
     """Status and HTML for a request path (with query); the whole site is this function."""
-    parts = urlsplit(raw_path)
-    path = parts.path
-    query = parse_qs(parts.query)
-    if path.startswith("/mirror/"):
-        path = path[len("/mirror") :]
-    if path.endswith("/index.html"):
-        path = path[: -len("index.html")]
-    if path.startswith("/category/") and not path.endswith("/"):
-        path += "/"
+    path, query = _route(raw_path)
     links = _Links(raw_path)
     if path == "/":
         latest = sorted(ARTICLES, key=lambda a: a.date, reverse=True)[:8]
