@@ -187,8 +187,8 @@ class TemplatePipeline:
         if obs.pages < self.bootstrap_pages + 1 and self.bootstrap_pages > 0:
             await self._await_bootstrap(site, page)
             obs = await self._lookup(site, pid, fingerprints)
-        content = self._write(adapter, site, page, fingerprints, obs)
-        self.urls.add_page(url, page.simhash, self.urls.content_hash(content))
+        content_hash = self._write(adapter, site, page, fingerprints, obs)
+        self.urls.add_page(url, page.simhash, content_hash)
         await self.urls.flush()
 
     async def _observe(
@@ -242,8 +242,8 @@ class TemplatePipeline:
         page: Page,
         fingerprints: list[int],
         obs: Observation,
-    ) -> str:
-        """Set the marks on the item; returns its content text."""
+    ) -> str | None:
+        """Set the marks on the item; returns the hash of its content text."""
         support = dict(
             zip(fingerprints, obs.components if self.use_components else obs.counts, strict=True)
         )
@@ -299,7 +299,7 @@ class TemplatePipeline:
         self._set(adapter, self.info_field, info)
         if not self.keep_html:
             del adapter[self.html_field]
-        return text
+        return content_hash
 
     def _flags(self, page: Page, support: dict[int, int], pages_seen: int) -> list[bool]:
         return mark_pagelets(

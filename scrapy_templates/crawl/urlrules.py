@@ -37,7 +37,9 @@ from scrapy_templates.urlnorm.rules import RuleSet, RuleSetError
 
 logger = logging.getLogger(__name__)
 
-_FLUSH_EVERY = 1
+# samples go to the store at once while a host has no rules (they decide when its first rules
+# come), then in batches: one round trip per this many pages and responses
+_FLUSH_EVERY = 10
 _MIN_CONTENT_CHARS = 40
 
 
@@ -254,7 +256,8 @@ class UrlRules:
             return
         store = self._store()
         for site, host in list(self._hosts.items()):
-            if not host.pending or (len(host.pending) < _FLUSH_EVERY and not force):
+            batch_size = 1 if host.ruleset is None else _FLUSH_EVERY
+            if not host.pending or (len(host.pending) < batch_size and not force):
                 continue
             batch, host.pending = host.pending, []
             draws = [self._rng.random() for _ in batch]
