@@ -26,16 +26,18 @@ def free_port() -> int:
 
 
 class RedisServer:
-    """A throw-away ``redis-server`` process (no persistence) that can be stopped and started
-    again on the same port, for fault tests."""
+    """A throw-away ``redis-server`` process that can be stopped and started again on the same
+    port, for fault tests. With ``persist`` it keeps its data across a restart (append-only
+    file), as a production Redis would; otherwise nothing is written to disk."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, *, persist: bool = False) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             pytest.fail("redis-server is not installed (Debian: apt-get install redis-server)")
         self.binary = binary
         self.port = free_port()
         self.workdir = workdir
+        self.persist = persist
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -53,7 +55,7 @@ class RedisServer:
                 "--save",
                 "",
                 "--appendonly",
-                "no",
+                "yes" if self.persist else "no",
                 "--dir",
                 str(self.workdir),
             ],

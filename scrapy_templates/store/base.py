@@ -8,7 +8,12 @@ from typing import Protocol
 
 
 class StoreError(RuntimeError):
-    """The store could not answer (e.g. Redis unreachable)."""
+    """The store could not answer: a value under its keys is not what it wrote, or (as
+    :class:`StoreUnavailable`) the backend is unreachable."""
+
+
+class StoreUnavailable(StoreError):
+    """The backend is unreachable or timed out: worth retrying later, with local state meanwhile."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +34,8 @@ class Observation:
 
 
 class TemplateStore(Protocol):
-    """Counters shared by every crawler process. All methods are coroutines."""
+    """Counters shared by every crawler process. All methods are coroutines; a backend that
+    cannot answer raises :class:`StoreError`."""
 
     async def open(self) -> None:
         """Connect; called once when the spider opens."""
@@ -79,4 +85,46 @@ class TemplateStore(Protocol):
 
     async def url_samples(self, site: str) -> list[str]:
         """The site's kept URL samples."""
+        ...
+
+    async def ping(self) -> None:
+        """Raise :class:`StoreError` unless the backend answers."""
+        ...
+
+    async def sites(self) -> list[str]:
+        """Every site the store has recorded a page, a sample or a publication of."""
+        ...
+
+    async def counts(self, site: str) -> tuple[int, dict[int, int]]:
+        """The site's pages counted and every fingerprint counter it holds."""
+        ...
+
+    async def prune(self, site: str) -> int:
+        """Delete the site's fingerprint counters that stand at 1 (a pagelet seen on one page
+        only is no template); returns how many went. Keeps the footprint bounded by what
+        repeats, not by how many pages were crawled."""
+        ...
+
+    async def publish(self, site: str, kind: str, version: int, document: str) -> bool:
+        """Store ``document`` (JSON text) as the site's ``kind`` (``"rules"``, ``"model"``) at
+        ``version``, unless a version at least as high is stored already; returns whether it
+        was stored. Each publication raises :meth:`epoch`."""
+        ...
+
+    async def published(self, site: str, kind: str) -> tuple[int, str] | None:
+        """The site's latest ``kind`` document and its version, if any."""
+        ...
+
+    async def epoch(self) -> int:
+        """A number that grows with every publication: one cheap read tells a process whether
+        anything new was published since it last looked."""
+        ...
+
+    async def acquire(self, name: str, owner: str, ttl: float) -> bool:
+        """Take (or, for its holder, extend) the lock ``name`` for ``ttl`` seconds. A holder
+        that dies loses the lock when ``ttl`` runs out."""
+        ...
+
+    async def release(self, name: str, owner: str) -> None:
+        """Give the lock up if ``owner`` holds it."""
         ...

@@ -1,11 +1,23 @@
-"""In-process store: the embedded default. Exact, fast, and private to one crawler process."""
+"""In-process store: the embedded default. Exact, fast, and private to one crawler process.
+
+Given a ``path`` (the add-on uses ``JOBDIR``), it loads its state from that JSON file when
+opened and writes it back when closed, so a second crawl on the same machine starts with the
+counts, samples and publications of the first.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from scrapy_templates.store.base import Observation
+from scrapy_templates.store.base import Observation, StoreError
+
+_FORMAT = "scrapy-templates/memory-store/1"
 
 
 @dataclass
@@ -57,6 +69,32 @@ class _Site:
     components: dict[int, _Components] = field(default_factory=dict)
     url_samples: list[str] = field(default_factory=list)
     url_offered: int = 0
+    published: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON data (fingerprints as 16 hex digits). The global algorithm's links and
+        components are not kept: they are rebuilt from the pages of the next crawl."""
+        return {
+            "pages": sorted(self.pages),
+            "contents": sorted(self.contents),
+            "counted": self.counted,
+            "counts": {f"{fp:016x}": n for fp, n in self.counts.items()},
+            "url_samples": self.url_samples,
+            "url_offered": self.url_offered,
+            "published": {kind: list(pair) for kind, pair in self.published.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> _Site:
+        return cls(
+            pages=set(map(str, data["pages"])),
+            contents=set(map(str, data["contents"])),
+            counted=int(data["counted"]),
+            counts={int(fp, 16): int(n) for fp, n in data["counts"].items()},
+            url_samples=[str(x) for x in data["url_samples"]],
+            url_offered=int(data["url_offered"]),
+            published={k: (int(v), str(d)) for k, (v, d) in data["published"].items()},
+        )
 
 
 class MemoryStore:
@@ -67,19 +105,88 @@ class MemoryStore:
     adds new owners to its largest component (a template that large is connected in practice).
     """
 
-    def __init__(self, *, max_links: int = 200, max_owners: int = 256) -> None:
+    def __init__(
+        self, *, max_links: int = 200, max_owners: int = 256, path: str | Path | None = None
+    ) -> None:
         self.max_links = max_links
         self.max_owners = max_owners
+        self.path = Path(path) if path else None
         self._sites: dict[str, _Site] = {}
+        self._epoch = 0
+        self._locks: dict[str, tuple[str, float]] = {}
 
     async def open(self) -> None:
-        return None
+        if self.path is None or not self.path.exists():
+            return
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data.get("format") != _FORMAT:
+                raise ValueError(f"format is {data.get('format')!r}, not {_FORMAT!r}")
+            self._sites = {site: _Site.from_json(d) for site, d in data["sites"].items()}
+            self._epoch = int(data["epoch"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise StoreError(f"cannot load the store saved in {self.path}: {exc}") from exc
 
     async def close(self) -> None:
+        if self.path is None:
+            return
+        data = {
+            "format": _FORMAT,
+            "epoch": self._epoch,
+            "sites": {site: state.to_json() for site, state in self._sites.items()},
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_suffix(".partial")
+        partial.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(partial, self.path)  # a crash while writing leaves the previous file
+
+    async def ping(self) -> None:
         return None
 
-    def sites(self) -> list[str]:
+    async def sites(self) -> list[str]:
         return sorted(self._sites)
+
+    async def counts(self, site: str) -> tuple[int, dict[int, int]]:
+        state = self._sites.get(site)
+        return (state.counted, dict(state.counts)) if state else (0, {})
+
+    async def prune(self, site: str) -> int:
+        state = self._sites.get(site)
+        if state is None:
+            return 0
+        ones = [fp for fp, n in state.counts.items() if n <= 1]
+        for fp in ones:
+            del state.counts[fp]
+        return len(ones)
+
+    async def publish(self, site: str, kind: str, version: int, document: str) -> bool:
+        state = self._sites.setdefault(site, _Site())
+        current = state.published.get(kind)
+        if current is not None and current[0] >= version:
+            return False
+        state.published[kind] = (version, document)
+        self._epoch += 1
+        return True
+
+    async def published(self, site: str, kind: str) -> tuple[int, str] | None:
+        state = self._sites.get(site)
+        return state.published.get(kind) if state else None
+
+    async def epoch(self) -> int:
+        return self._epoch
+
+    async def acquire(self, name: str, owner: str, ttl: float) -> bool:
+        now = time.monotonic()
+        holder = self._locks.get(name)
+        if holder is not None and holder[0] != owner and holder[1] > now:
+            return False
+        self._locks[name] = (owner, now + ttl)
+        return True
+
+    async def release(self, name: str, owner: str) -> None:
+        holder = self._locks.get(name)
+        if holder is not None and holder[0] == owner:
+            del self._locks[name]
 
     async def observe(
         self,

@@ -9,6 +9,8 @@ atomic across processes. Keys (``P`` = ``TEMPLATES_REDIS_PREFIX``, ``S`` = site)
 - ``P:S:counts`` — hash: fingerprint (16 hex digits) → pages holding it;
 - ``P:S:urls`` / ``P:S:urls:n`` — list of URL samples (JSON) kept by reservoir sampling, and
   how many were offered;
+- ``P:S:pub`` — hash: ``<kind>`` → published JSON document, ``<kind>:v`` → its version;
+- ``P:epoch`` — raised by every publication; ``P:lock:<name>`` — a lock (holder id, expiry);
 - global algorithm only: ``P:S:out:<page>`` / ``P:S:in:<page>`` (link sets) and
   ``P:S:uf:<fp>`` / ``P:S:ufsize:<fp>`` / ``P:S:uflargest:<fp>`` (union-find of owner pages).
 
@@ -22,9 +24,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from scrapy_templates.store.base import Observation, StoreError
+from scrapy_templates.store.base import Observation, StoreError, StoreUnavailable
 
 _UNION_FIND = """
 local function find(uf, x, compress)
@@ -156,10 +160,11 @@ return {counted, counts, sizes}
 
 
 _ADD_SAMPLES = """
--- KEYS: list, counter; ARGV: cap, then sample, draw pairs
+-- KEYS: list, counter, sites set; ARGV: cap, site base, then sample, draw pairs
 local cap = tonumber(ARGV[1])
+redis.call('SADD', KEYS[3], ARGV[2])
 local n = 0
-for i = 2, #ARGV, 2 do
+for i = 3, #ARGV, 2 do
   n = redis.call('INCR', KEYS[2])
   if n <= cap then
     redis.call('RPUSH', KEYS[1], ARGV[i])
@@ -171,6 +176,61 @@ end
 if n == 0 then n = tonumber(redis.call('GET', KEYS[2]) or '0') end
 return n
 """
+
+
+_PRUNE = """
+-- KEYS: counts hash; ARGV: fields that stood at 1 when scanned (deleted only if they still do)
+local gone = 0
+for i = 1, #ARGV do
+  if redis.call('HGET', KEYS[1], ARGV[i]) == '1' then
+    gone = gone + redis.call('HDEL', KEYS[1], ARGV[i])
+  end
+end
+return gone
+"""
+
+_PUBLISH = """
+-- KEYS: publication hash, epoch, sites set; ARGV: kind, version, document, site base
+local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1] .. ':v') or '0')
+if current == nil then
+  return redis.error_reply('corrupt version under ' .. KEYS[1])
+end
+if current >= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3], ARGV[1] .. ':v', ARGV[2])
+redis.call('SADD', KEYS[3], ARGV[4])
+redis.call('INCR', KEYS[2])
+return 1
+"""
+
+_ACQUIRE = """
+-- KEYS: lock; ARGV: owner, ttl in ms
+local holder = redis.call('GET', KEYS[1])
+if holder == false then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+def _failure(what: str, exc: RedisError) -> StoreError:
+    """Unreachable or slow Redis is an outage to ride out; any other error is a bad value."""
+    if isinstance(exc, (RedisConnectionError, RedisTimeoutError, OSError)):
+        return StoreUnavailable(f"Redis {what} failed: {exc}")
+    return StoreError(f"Redis {what} failed: {exc}")
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 def _hex(fp: int) -> str:
@@ -197,6 +257,10 @@ class RedisStore:
         self._observe: Any = None
         self._lookup: Any = None
         self._add_samples: Any = None
+        self._prune: Any = None
+        self._publish: Any = None
+        self._acquire: Any = None
+        self._release: Any = None
 
     async def open(self) -> None:
         if self._client is None:
@@ -204,6 +268,10 @@ class RedisStore:
         self._observe = self._client.register_script(_OBSERVE)
         self._lookup = self._client.register_script(_LOOKUP)
         self._add_samples = self._client.register_script(_ADD_SAMPLES)
+        self._prune = self._client.register_script(_PRUNE)
+        self._publish = self._client.register_script(_PUBLISH)
+        self._acquire = self._client.register_script(_ACQUIRE)
+        self._release = self._client.register_script(_RELEASE)
 
     async def close(self) -> None:
         if self._client is not None:
@@ -213,11 +281,93 @@ class RedisStore:
     def _base(self, site: str) -> str:
         return f"{self.prefix}:{site}"
 
+    async def ping(self) -> None:
+        try:
+            await self._require().ping()
+        except RedisError as exc:
+            raise _failure("ping", exc) from exc
+
     async def sites(self) -> list[str]:
-        client = self._require()
-        members = await client.smembers(f"{self.prefix}:sites")
+        try:
+            members = await self._require().smembers(f"{self.prefix}:sites")
+        except RedisError as exc:
+            raise _failure("sites", exc) from exc
         skip = len(self.prefix) + 1
-        return sorted((m.decode() if isinstance(m, bytes) else str(m))[skip:] for m in members)
+        return sorted(_text(m)[skip:] for m in members)
+
+    async def counts(self, site: str) -> tuple[int, dict[int, int]]:
+        client = self._require()
+        base = self._base(site)
+        try:
+            pages = await client.get(f"{base}:n")
+            raw = await client.hgetall(f"{base}:counts")
+            return int(pages or 0), {int(fp, 16): int(n) for fp, n in raw.items()}
+        except RedisError as exc:
+            raise _failure("counts", exc) from exc
+        except ValueError as exc:
+            raise StoreError(f"counters of {site} hold a value this store did not write") from exc
+
+    async def prune(self, site: str) -> int:
+        client = self._require()
+        key = f"{self._base(site)}:counts"
+        gone = 0
+        try:
+            cursor = 0
+            while True:
+                cursor, batch = await client.hscan(key, cursor, count=2000)
+                ones = [fp for fp, n in batch.items() if n == b"1"]
+                if ones:
+                    gone += int(await self._prune(keys=[key], args=ones))
+                if cursor == 0:
+                    return gone
+        except RedisError as exc:
+            raise _failure("prune", exc) from exc
+
+    async def publish(self, site: str, kind: str, version: int, document: str) -> bool:
+        self._require()
+        base = self._base(site)
+        keys = [f"{base}:pub", f"{self.prefix}:epoch", f"{self.prefix}:sites"]
+        try:
+            return bool(await self._publish(keys=keys, args=[kind, version, document, base]))
+        except RedisError as exc:
+            raise _failure("publish", exc) from exc
+
+    async def published(self, site: str, kind: str) -> tuple[int, str] | None:
+        client = self._require()
+        try:
+            version, document = await client.hmget(f"{self._base(site)}:pub", [f"{kind}:v", kind])
+        except RedisError as exc:
+            raise _failure("published", exc) from exc
+        if version is None or document is None:
+            return None
+        try:
+            return int(version), _text(document)
+        except ValueError as exc:
+            raise StoreError(f"the {kind} version of {site} is not a number: {version!r}") from exc
+
+    async def epoch(self) -> int:
+        try:
+            value = await self._require().get(f"{self.prefix}:epoch")
+            return int(value or 0)
+        except RedisError as exc:
+            raise _failure("epoch", exc) from exc
+        except ValueError as exc:
+            raise StoreError(f"{self.prefix}:epoch holds {value!r}, not a number") from exc
+
+    async def acquire(self, name: str, owner: str, ttl: float) -> bool:
+        self._require()
+        try:
+            keys = [f"{self.prefix}:lock:{name}"]
+            return bool(await self._acquire(keys=keys, args=[owner, max(1, int(ttl * 1000))]))
+        except RedisError as exc:
+            raise _failure("acquire", exc) from exc
+
+    async def release(self, name: str, owner: str) -> None:
+        self._require()
+        try:
+            await self._release(keys=[f"{self.prefix}:lock:{name}"], args=[owner])
+        except RedisError as exc:
+            raise _failure("release", exc) from exc
 
     def _require(self) -> aioredis.Redis:
         if self._client is None:
@@ -252,7 +402,7 @@ class RedisStore:
                 keys=[f"{self.prefix}:sites"], args=args
             )
         except RedisError as exc:
-            raise StoreError(f"Redis observe failed: {exc}") from exc
+            raise _failure("observe", exc) from exc
         return Observation(
             int(counted), [int(c) for c in counts], [int(s) for s in sizes], new == 1
         )
@@ -270,7 +420,7 @@ class RedisStore:
         try:
             counted, counts, sizes = await self._lookup(keys=[], args=args)
         except RedisError as exc:
-            raise StoreError(f"Redis lookup failed: {exc}") from exc
+            raise _failure("lookup", exc) from exc
         return Observation(int(counted), [int(c) for c in counts], [int(s) for s in sizes], False)
 
     async def add_url_samples(
@@ -278,18 +428,19 @@ class RedisStore:
     ) -> int:
         self._require()
         base = self._base(site)
-        args: list[Any] = [cap]
+        args: list[Any] = [cap, base]
         for sample, draw in zip(samples, draws, strict=True):
             args += [sample, repr(draw)]
+        keys = [f"{base}:urls", f"{base}:urls:n", f"{self.prefix}:sites"]
         try:
-            return int(await self._add_samples(keys=[f"{base}:urls", f"{base}:urls:n"], args=args))
+            return int(await self._add_samples(keys=keys, args=args))
         except RedisError as exc:
-            raise StoreError(f"Redis add_url_samples failed: {exc}") from exc
+            raise _failure("add_url_samples", exc) from exc
 
     async def url_samples(self, site: str) -> list[str]:
         client = self._require()
         try:
             raw = await client.lrange(f"{self._base(site)}:urls", 0, -1)
         except RedisError as exc:
-            raise StoreError(f"Redis url_samples failed: {exc}") from exc
-        return [r.decode() if isinstance(r, bytes) else str(r) for r in raw]
+            raise _failure("url_samples", exc) from exc
+        return [_text(r) for r in raw]

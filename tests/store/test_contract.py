@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapy_templates.store.base import TemplateStore
+from scrapy_templates.store.base import StoreError, TemplateStore
 from scrapy_templates.store.memory import MemoryStore
 from scrapy_templates.templates.detect import global_templates
 
@@ -100,3 +103,63 @@ async def test_url_samples_keep_the_first_then_a_uniform_reservoir(store: Templa
     assert await store.url_samples("s") == ["d", "b", "c"]
     assert await store.url_samples("other") == []
     assert await store.add_url_samples("s", [], 3, []) == 5
+
+
+async def test_prune_deletes_only_counters_at_one(store: TemplateStore) -> None:
+    await store.observe("s", "p1", [1, 2, 3], content_key="c1")
+    await store.observe("s", "p2", [1, 4], content_key="c2")
+    assert await store.prune("s") == 3
+    pages, counts = await store.counts("s")
+    assert (pages, counts) == (2, {1: 2})
+    # a pruned fingerprint seen again starts over; the page count is untouched
+    later = await store.observe("s", "p3", [1, 2], content_key="c3")
+    assert (later.pages, later.counts) == (3, [3, 1])
+
+
+async def test_publish_keeps_the_highest_version(store: TemplateStore) -> None:
+    assert await store.published("s", "rules") is None
+    before = await store.epoch()
+    assert await store.publish("s", "rules", 2, '{"v": 2}')
+    assert not await store.publish("s", "rules", 1, '{"v": 1}')
+    assert not await store.publish("s", "rules", 2, '{"v": "again"}')
+    assert await store.published("s", "rules") == (2, '{"v": 2}')
+    assert await store.published("s", "model") is None
+    assert await store.epoch() == before + 1
+    assert "s" in await store.sites()
+
+
+async def test_lock_excludes_others_until_released_or_expired(store: TemplateStore) -> None:
+    assert await store.acquire("learn:s", "a", 30)
+    assert not await store.acquire("learn:s", "b", 30)
+    assert await store.acquire("learn:s", "a", 30)  # the holder extends it
+    await store.release("learn:s", "b")  # not b's to release
+    assert not await store.acquire("learn:s", "b", 30)
+    await store.release("learn:s", "a")
+    assert await store.acquire("learn:s", "b", 0.05)
+    await asyncio.sleep(0.1)
+    assert await store.acquire("learn:s", "a", 30)
+
+
+async def test_memory_store_persists_to_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "jobdir" / "templates.json"
+    first = MemoryStore(path=path)
+    await first.open()
+    await first.observe("s", "p1", [1, 2], content_key="c1")
+    await first.observe("s", "p2", [1], content_key="c2")
+    await first.add_url_samples("s", ['{"url": "http://s/a"}'], 10, [0.5])
+    await first.publish("s", "rules", 3, "{}")
+    await first.close()
+    second = MemoryStore(path=path)
+    await second.open()
+    assert await second.counts("s") == (2, {1: 2, 2: 1})
+    assert (await second.observe("s", "p1", [1], content_key="c1")).new is False
+    assert await second.url_samples("s") == ['{"url": "http://s/a"}']
+    assert await second.published("s", "rules") == (3, "{}")
+    assert await second.epoch() == 1
+
+
+async def test_memory_store_refuses_a_foreign_file(tmp_path: Path) -> None:
+    path = tmp_path / "templates.json"
+    path.write_text('{"format": "something else"}')
+    with pytest.raises(StoreError, match="something else"):
+        await MemoryStore(path=path).open()

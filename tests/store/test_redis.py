@@ -1,0 +1,40 @@
+"""What only the Redis store does: tell a bad value under its keys from an outage."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+
+from scrapy_templates.store.base import StoreError, StoreUnavailable
+from scrapy_templates.store.redis import RedisStore
+from scrapy_templates.store.resilient import ResilientStore
+from tests.conftest import RedisServer
+
+
+async def test_foreign_values_are_errors_not_outages(redis_server: RedisServer) -> None:
+    client = redis.Redis.from_url(redis_server.url)
+    client.hset("foreign:s:pub", mapping={"rules:v": "not-a-number", "rules": "{}"})
+    client.set("foreign:s:counts", "a string where a hash belongs")
+    client.set("foreign:epoch", "x")
+    store = ResilientStore(RedisStore(redis_server.url, prefix="foreign"))
+    await store.open()
+    for call in (
+        store.published("s", "rules"),
+        store.observe("s", "p", [1], content_key="c"),
+        store.epoch(),
+    ):
+        with pytest.raises(StoreError) as caught:
+            await call
+        assert not isinstance(caught.value, StoreUnavailable)
+    assert not store.down
+    await store.close()
+
+
+async def test_unreachable_redis_is_an_outage() -> None:
+    from tests.conftest import free_port
+
+    store = RedisStore(f"redis://127.0.0.1:{free_port()}/0")
+    await store.open()
+    with pytest.raises(StoreUnavailable):
+        await store.ping()
+    await store.close()
