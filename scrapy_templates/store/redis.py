@@ -315,7 +315,8 @@ class RedisStore:
             cursor = 0
             while True:
                 cursor, batch = await client.hscan(key, cursor, count=2000)
-                ones = [fp for fp, n in batch.items() if n == b"1"]
+                fields: dict[Any, Any] = batch  # type: ignore[assignment]
+                ones = [fp for fp, n in fields.items() if n == b"1"]
                 if ones:
                     gone += int(await self._prune(keys=[key], args=ones))
                 if cursor == 0:

@@ -42,14 +42,15 @@ class ResilientStore:
         retry: float = 5.0,
         journal_max: int = 200_000,
         known_max: int = 200_000,
-        limits: dict[str, int] | None = None,
+        max_links: int = 200,
+        max_owners: int = 256,
     ) -> None:
         self.primary = primary
         self.on_change = on_change
         self.retry = retry
         self.journal_max = journal_max
-        self.limits = limits or {}
-        self.local = MemoryStore(**self.limits)
+        self._limits = (max_links, max_owners)
+        self.local = self._local_store()
         self.down = False
         self.journal: deque[Journaled] = deque()
         self.known_max = known_max
@@ -66,6 +67,9 @@ class ResilientStore:
         if self.down:
             await self._probe(force=True)
         await self.primary.close()
+
+    def _local_store(self) -> MemoryStore:
+        return MemoryStore(max_links=self._limits[0], max_owners=self._limits[1])
 
     # -- outage handling ---------------------------------------------------------------------
 
@@ -94,7 +98,7 @@ class ResilientStore:
             except StoreUnavailable:
                 return
             self.down = False
-            self.local = MemoryStore(**self.limits)
+            self.local = self._local_store()
             if self.on_change is not None:
                 self.on_change(False, f"{self.replayed} writes replayed")
 
