@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from scrapy.settings import BaseSettings
 
+from scrapy_templates.crawl.extension import RelearnExtension
 from scrapy_templates.crawl.middlewares import (
     UrlRulesDownloaderMiddleware,
     UrlRulesSpiderMiddleware,
@@ -14,8 +15,8 @@ from scrapy_templates.settings import DEFAULTS
 
 class Addon:
     """Sets every ``TEMPLATES_*`` default at "addon" priority (a project or spider setting
-    still wins) and enables the template pipeline and, unless ``TEMPLATES_URL_RULES`` is
-    false, the URL-rule middlewares."""
+    still wins) and enables the template pipeline, the relearning extension and, unless
+    ``TEMPLATES_URL_RULES`` is false, the URL-rule middlewares."""
 
     def update_settings(self, settings: BaseSettings) -> None:
         for name, value in DEFAULTS.items():
@@ -25,6 +26,7 @@ class Addon:
         settings.setdefault_in_component_priority_dict(
             "ITEM_PIPELINES", TemplatePipeline, settings.getint("TEMPLATES_PIPELINE_PRIORITY")
         )
+        settings.setdefault_in_component_priority_dict("EXTENSIONS", RelearnExtension, 500)
         if settings.getbool("TEMPLATES_URL_RULES"):
             settings.setdefault_in_component_priority_dict(
                 "SPIDER_MIDDLEWARES",

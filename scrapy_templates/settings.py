@@ -130,6 +130,46 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("TEMPLATES_MAX_LINKS", 200, "Global algorithm: out-links remembered per page."),
     Setting(
+        "TEMPLATES_STORE_RETRY",
+        5.0,
+        "Seconds between attempts to reach the shared store while it is down (pages are counted in process memory meanwhile and merged when it is back).",
+    ),
+    Setting(
+        "TEMPLATES_STORE_JOURNAL",
+        200_000,
+        "Writes kept for replay while the shared store is down; past it the oldest are not merged (items still flow).",
+    ),
+    Setting(
+        "TEMPLATES_STORE_FILE",
+        "scrapy-templates.json",
+        "File name, inside JOBDIR, where the memory store keeps its state between runs (used only when JOBDIR is set).",
+    ),
+    Setting(
+        "TEMPLATES_RELEARN_INTERVAL",
+        60.0,
+        "Seconds between relearns of the URL rules and template models of sites with new evidence (0: only on new pages and at spider close).",
+    ),
+    Setting(
+        "TEMPLATES_RELEARN_PAGES",
+        500,
+        "Relearn a site's template model once this process has marked this many new pages of it (0: off).",
+    ),
+    Setting(
+        "TEMPLATES_SYNC_INTERVAL",
+        5.0,
+        "Seconds between checks for rules and models that other processes published (one read of a counter).",
+    ),
+    Setting(
+        "TEMPLATES_LOCK_TTL",
+        120.0,
+        "Seconds a learner's per-site lock lasts; a learner that dies frees it after this long.",
+    ),
+    Setting(
+        "TEMPLATES_PRUNE_PAGES",
+        200,
+        "Delete a site's fingerprint counters that stand at 1 each time it has counted this many more pages (0: never).",
+    ),
+    Setting(
         "TEMPLATES_URL_RULES",
         True,
         "Learn URL-normalization rules per host during the crawl and apply them to requests (003_…).",

@@ -26,14 +26,13 @@ from scrapy.linkextractors import IGNORED_EXTENSIONS
 from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.misc import load_object
 
-from scrapy_templates.crawl.stores import build_store
+from scrapy_templates.crawl.state import CrawlState
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.page import Page, PageError, parse_page
 from scrapy_templates.sites import BUILTIN_SITES, SiteFunction, page_id
-from scrapy_templates.store.base import Observation, StoreError, TemplateStore
-from scrapy_templates.store.memory import MemoryStore
+from scrapy_templates.store.base import Observation, StoreError
 from scrapy_templates.templates.decide import Thresholds, main_region, mark_pagelets
-from scrapy_templates.templates.region import SiteRegion, in_region
+from scrapy_templates.templates.region import in_region
 
 logger = logging.getLogger(__name__)
 
@@ -85,12 +84,11 @@ class TemplatePipeline:
         self.max_tags = s.getint("TEMPLATES_MAX_TAGS")
         self.snippet = s.getint("TEMPLATES_SNIPPET_CHARS")
         self.main_share = s.getfloat("TEMPLATES_MAIN_REGION_SHARE")
-        self.store = build_store(s)
+        self.state = CrawlState.of(crawler)
+        self.store = self.state.store
         self.urls = UrlRules.of(crawler)
-        self.fallback = MemoryStore()
-        self._store_down = False
         self._bootstraps: dict[str, asyncio.Future[None]] = {}
-        self._regions: dict[str, SiteRegion] = {}
+        self._main_paths: dict[str, str | None] = {}
         self._logged_reasons: set[str] = set()
 
     @classmethod
@@ -103,12 +101,12 @@ class TemplatePipeline:
                 "scrapy-templates needs the asyncio reactor: set TWISTED_REACTOR to "
                 "'twisted.internet.asyncioreactor.AsyncioSelectorReactor'"
             )
-        await self.store.open()
-        self.urls.attach(self._active_store)
+        await self.state.open()
+        self.urls.attach(self.store, self.state.owner)
         logger.info(
             "scrapy-templates: marking template pagelets (%s algorithm, store %s, k=%d)",
             self.algorithm,
-            type(self.store).__name__,
+            type(self.store.primary).__name__,
             self.k,
         )
 
@@ -117,10 +115,7 @@ class TemplatePipeline:
             task.cancel()
         await self.urls.flush(force=True)
         await self.urls.wait_learning()
-        await self.store.close()
-
-    def _active_store(self) -> TemplateStore:
-        return self.fallback if self._store_down else self.store
+        await self.state.close()
 
     async def process_item(self, item: Any, spider: Any = None) -> Any:
         adapter = ItemAdapter(item)
@@ -183,10 +178,15 @@ class TemplatePipeline:
         site = self.site_of(url)
         pid = page_id(url)
         fingerprints = _fingerprints(page)
-        obs = await self._observe(site, pid, fingerprints, page)
-        if obs.pages < self.bootstrap_pages + 1 and self.bootstrap_pages > 0:
-            await self._await_bootstrap(site, page)
-            obs = await self._lookup(site, pid, fingerprints)
+        try:
+            obs = await self._observe(site, pid, fingerprints, page)
+            if obs.pages < self.bootstrap_pages + 1 and self.bootstrap_pages > 0:
+                await self._await_bootstrap(site, page)
+                obs = await self._lookup(site, pid, fingerprints)
+        except StoreError as exc:  # a bad value under our keys, not an outage (that is absorbed)
+            self._skip(adapter, "store-error", str(exc))
+            return
+        self.state.new_pages[site] = self.state.new_pages.get(site, 0) + 1
         content_hash = self._write(adapter, site, page, fingerprints, obs)
         self.urls.add_page(url, page.simhash, content_hash)
         await self.urls.flush()
@@ -195,45 +195,17 @@ class TemplatePipeline:
         self, site: str, pid: str, fingerprints: list[int], page: Page
     ) -> Observation:
         links = [page_id(urljoin(page.url, h)) for h in page.hrefs()] if self.use_components else []
-        store = self.fallback if self._store_down else self.store
-        try:
-            return await store.observe(
-                site,
-                pid,
-                fingerprints,
-                links,
-                content_key=page.text_hash,
-                components=self.use_components,
-            )
-        except StoreError as exc:
-            self._store_failed(exc)
-            return await self.fallback.observe(
-                site,
-                pid,
-                fingerprints,
-                links,
-                content_key=page.text_hash,
-                components=self.use_components,
-            )
+        return await self.store.observe(
+            site,
+            pid,
+            fingerprints,
+            links,
+            content_key=page.text_hash,
+            components=self.use_components,
+        )
 
     async def _lookup(self, site: str, pid: str, fingerprints: list[int]) -> Observation:
-        store = self.fallback if self._store_down else self.store
-        try:
-            return await store.lookup(site, pid, fingerprints, components=self.use_components)
-        except StoreError as exc:
-            self._store_failed(exc)
-            return await self.fallback.lookup(
-                site, pid, fingerprints, components=self.use_components
-            )
-
-    def _store_failed(self, exc: Exception) -> None:
-        self._inc("templates/store_errors")
-        if not self._store_down:
-            self._store_down = True
-            logger.error(
-                "scrapy-templates: store unavailable (%s); counting in process memory from now on",
-                exc,
-            )
+        return await self.store.lookup(site, pid, fingerprints, components=self.use_components)
 
     def _write(
         self,
@@ -286,7 +258,7 @@ class TemplatePipeline:
         }
         if page.notes:
             info["notes"] = page.notes
-        if self._store_down:
+        if self.store.down:
             info["store"] = "local-fallback"
         self._set(adapter, self.pagelets_field, marks)
         text = "\n".join(content)
@@ -325,17 +297,17 @@ class TemplatePipeline:
         ]
         if self.main_share <= 0:
             return plain
-        learned = self._regions.setdefault(site, SiteRegion(self.main_share))
+        learned = self.state.region(site)
         learned.add([p.path for p in pagelets], weights, flags)
-        before = learned.current
-        main_path = learned.main_path()
-        if main_path != before:
+        main_path = self.state.main_path(site)
+        if main_path != self._main_paths.get(site):
             logger.info(
                 "scrapy-templates: main region of %s is now %s (after %d pages)",
                 site,
                 main_path or "the whole page",
                 learned.pages,
             )
+        self._main_paths[site] = main_path
         if main_path is not None:
             texts: list[str | None] = []
             for i, (pagelet, text) in enumerate(zip(pagelets, plain, strict=True)):
@@ -390,7 +362,7 @@ class TemplatePipeline:
         logger.info("scrapy-templates: new site %s, sampling %d linked pages", site, len(urls))
         samples = await asyncio.gather(*(self._sample_one(site, url) for url in urls))
         # Decide the sampled pages too, so the site's main region starts from their evidence.
-        region = self._regions.setdefault(site, SiteRegion(self.main_share))
+        region = self.state.region(site)
         for sample in samples:
             if sample is None:
                 continue

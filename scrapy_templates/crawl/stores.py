@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from scrapy.exceptions import NotConfigured
@@ -25,7 +26,9 @@ def build_store(settings: BaseSettings) -> TemplateStore:
         "max_owners": settings.getint("TEMPLATES_MAX_OWNERS"),
     }
     if kind == "memory":
-        return MemoryStore(**limits)
+        jobdir = settings.get("JOBDIR")
+        path = Path(jobdir) / settings.get("TEMPLATES_STORE_FILE") if jobdir else None
+        return MemoryStore(path=path, **limits)
     if kind == "redis":
         from scrapy_templates.store.redis import RedisStore
 

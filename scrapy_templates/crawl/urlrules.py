@@ -4,14 +4,17 @@ The middlewares ask it for the canonical form of a URL and tell it what was down
 template pipeline hands it a sample of every page it parses and lends it the store, where
 samples are kept (bounded, per host) so that every process learns from the same evidence.
 A host's rules are learned once ``TEMPLATES_URL_MIN_SAMPLES`` of its pages are sampled and
-again every ``TEMPLATES_URL_LEARN_EVERY`` new samples; learning runs in a worker thread, one
-host at a time, and the crawl goes on while it runs. Until a host has rules, its requests
-pass untouched.
+again every ``TEMPLATES_URL_LEARN_EVERY`` new samples (and by the relearning extension);
+learning runs in a worker thread, and the crawl goes on while it runs. Whichever process
+holds the host's lock in the store learns and publishes the rule set with the next version;
+the others install it when the extension syncs. Until a host has rules, its requests pass
+untouched.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import html
 import json
@@ -20,7 +23,7 @@ import random
 import re
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -128,8 +131,11 @@ class UrlRules:
         self.distance = s.getint("TEMPLATES_URL_SIMHASH_DISTANCE")
         self.defer_priority = s.getint("TEMPLATES_URL_DEFER_PRIORITY")
         self.defer_rate = s.getfloat("TEMPLATES_URL_DEFER_RATE")
+        self.lock_ttl = s.getfloat("TEMPLATES_LOCK_TTL")
         self._hosts: dict[str, _Host] = {}
-        self._store: Callable[[], TemplateStore] | None = None
+        self._store: TemplateStore | None = None
+        self._owner = ""
+        self._refused: set[tuple[str, int]] = set()
         self._learning: dict[str, asyncio.Task[None]] = {}
         self._rng = random.Random()
         path = s.get("TEMPLATES_URL_RULES_FILE")
@@ -245,16 +251,17 @@ class UrlRules:
     def _queue(self, sample: Sample) -> None:
         self._host(host_site(sample.url)).pending.append(sample.to_json())
 
-    def attach(self, store: Callable[[], TemplateStore]) -> None:
-        """Lend the store that keeps samples (a getter: the pipeline may switch to its
-        local fallback when Redis fails)."""
+    def attach(self, store: TemplateStore, owner: str) -> None:
+        """Lend the store that keeps samples and publications, and the lock holder id of this
+        process."""
         self._store = store
+        self._owner = owner
 
     async def flush(self, *, force: bool = False) -> None:
         """Move queued samples to the store; start learning for hosts that are due."""
-        if self._store is None:
+        store = self._store
+        if store is None:
             return
-        store = self._store()
         for site, host in list(self._hosts.items()):
             batch_size = 1 if host.ruleset is None else _FLUSH_EVERY
             if not host.pending or (len(host.pending) < batch_size and not force):
@@ -272,11 +279,60 @@ class UrlRules:
             due = host.offered >= self.min_samples and (
                 host.ruleset is None or host.offered - host.learned_at >= step
             )
-            if due and site not in self._learning:
-                host.learned_at = host.offered
-                task = asyncio.ensure_future(self._learn(site, store))
-                self._learning[site] = task
-                task.add_done_callback(self._learned_callback(site))
+            if due:
+                self.relearn(site)
+
+    def relearn(self, site: str) -> None:
+        """Start learning the host's rules in the background, unless that is under way."""
+        if self._store is None or site in self._learning or not self.enabled:
+            return
+        host = self._host(site)
+        host.learned_at = host.offered
+        task = asyncio.ensure_future(self._learn(site, self._store))
+        self._learning[site] = task
+        task.add_done_callback(self._learned_callback(site))
+
+    def stale(self) -> list[str]:
+        """Hosts whose sample grew since their rules were last learned."""
+        return [
+            site
+            for site, host in self._hosts.items()
+            if host.offered >= self.min_samples and host.offered > host.learned_at
+        ]
+
+    def sites(self) -> list[str]:
+        return list(self._hosts)
+
+    async def sync(self, sites: Iterable[str]) -> None:
+        """Install rule sets that other processes published with a higher version."""
+        if self._store is None or not self.enabled:
+            return
+        for site in sites:
+            found = await self._store.published(site, "rules")
+            if found is not None:
+                self._adopt(site, *found)
+
+    def _adopt(self, site: str, version: int, document: str) -> None:
+        current = self._hosts.get(site)
+        if current is not None and current.ruleset and current.ruleset.version >= version:
+            return
+        if (site, version) in self._refused:
+            return
+        try:
+            ruleset = RuleSet.loads(document)
+            if ruleset.site != site:
+                raise RuleSetError(f"it is the rule set of {ruleset.site!r}")
+        except (RuleSetError, ValueError) as exc:
+            self._refused.add((site, version))
+            self._inc("templates/urls/rules_refused")
+            logger.error(
+                "scrapy-templates: published URL rules v%d of %s refused (%s); previous rules stay",
+                version,
+                site,
+                exc,
+            )
+            return
+        self.install(ruleset, source="store")
 
     def _learned_callback(self, site: str) -> Callable[[asyncio.Task[None]], None]:
         def done(_: asyncio.Task[None]) -> None:
@@ -290,8 +346,28 @@ class UrlRules:
             await asyncio.gather(*self._learning.values(), return_exceptions=True)
 
     async def _learn(self, site: str, store: TemplateStore) -> None:
+        lock = f"urls:{site}"
+        try:
+            if not await store.acquire(lock, self._owner, self.lock_ttl):
+                # another process is learning this host (it will publish), or the store is down
+                self._inc("templates/urls/learn_skipped")
+                return
+        except StoreError as exc:
+            self._inc("templates/urls/learn_errors")
+            logger.error("scrapy-templates: no URL-rule lock for %s (%s)", site, exc)
+            return
+        try:
+            await self._learn_locked(site, store)
+        finally:
+            with contextlib.suppress(StoreError):  # the lock expires by itself
+                await store.release(lock, self._owner)
+
+    async def _learn_locked(self, site: str, store: TemplateStore) -> None:
         t0 = time.perf_counter()
         try:
+            found = await store.published(site, "rules")
+            if found is not None:
+                self._adopt(site, *found)
             raw = await store.url_samples(site)
             samples = []
             for line in raw:
@@ -300,7 +376,8 @@ class UrlRules:
                 except ValueError:
                     self._inc("templates/urls/bad_samples")
             host = self._host(site)
-            version = (host.ruleset.version if host.ruleset else 0) + 1
+            version = max(found[0] if found else 0, host.ruleset.version if host.ruleset else 0)
+            version += 1
             report = await asyncio.to_thread(
                 learn_from_samples,
                 samples,
@@ -309,7 +386,9 @@ class UrlRules:
                 distance=self.distance,
                 config=self.config,
             )
-            self.install(RuleSet.loads(report.ruleset.dumps()), source="crawl")
+            document = report.ruleset.dumps()
+            if self.install(RuleSet.loads(document), source="crawl"):
+                await store.publish(site, "rules", version, document)
         except Exception:  # learning must never stop the crawl; the old rules stay
             self._inc("templates/urls/learn_errors")
             logger.exception("scrapy-templates: learning URL rules of %s failed", site)
@@ -337,10 +416,10 @@ class UrlRules:
                 rule.fpr,
             )
 
-    def install(self, ruleset: RuleSet, *, source: str) -> None:
-        """Put a validated rule set in force for its host; fetched URLs are re-keyed under the
-        new rules (and only those) so that requests for pages already downloaded are
-        recognised."""
+    def install(self, ruleset: RuleSet, *, source: str) -> bool:
+        """Put a validated rule set in force for its host (returns whether it was); fetched
+        URLs are re-keyed under the new rules (and only those) so that requests for pages
+        already downloaded are recognised."""
         try:
             ruleset.validate()
         except RuleSetError as exc:
@@ -351,7 +430,7 @@ class UrlRules:
                 source,
                 exc,
             )
-            return
+            return False
         host = self._host(ruleset.site)
         host.ruleset = ruleset
         # rebuilt, not extended: a key that an earlier, worse rule set produced must not
@@ -361,6 +440,11 @@ class UrlRules:
         }
         if self.stats is not None:
             self.stats.set_value("templates/urls/rules", self.rule_count())
+            self.stats.set_value("templates/urls/rules_version", self.max_version())
+        return True
+
+    def max_version(self) -> int:
+        return max((h.ruleset.version for h in self._hosts.values() if h.ruleset), default=0)
 
     def rule_count(self) -> int:
         return sum(len(h.ruleset.rules) for h in self._hosts.values() if h.ruleset)

@@ -91,7 +91,7 @@ async def test_downloader_middleware_records_html_responses() -> None:
     crawler.stats.open_spider()
     rules = UrlRules.of(crawler)
     store = MemoryStore()
-    rules.attach(lambda: store)
+    rules.attach(store, "test")
     mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
     body = b'<html><head><link rel="canonical" href="/a"></head><body>x</body></html>'
     request = Request("http://h.example/a?sid=2", meta={"redirect_urls": ["http://h.example/old"]})
@@ -150,7 +150,7 @@ async def test_learning_starts_after_enough_samples() -> None:
     crawler.stats.open_spider()
     rules = UrlRules.of(crawler)
     store = MemoryStore()
-    rules.attach(lambda: store)
+    rules.attach(store, "test")
     urls, clusters = mirror_site()
     for url, cluster in zip(urls, clusters, strict=True):
         simhash = random.Random(cluster).getrandbits(64)  # far apart for distinct pages

@@ -12,7 +12,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_templates.crawl.pipeline import TemplatePipeline
 from scrapy_templates.settings import DEFAULTS
-from scrapy_templates.store.base import StoreError
+from scrapy_templates.store.base import StoreError, StoreUnavailable
 
 NAV = (
     "<nav><ul>"
@@ -184,7 +184,9 @@ async def test_field_names_are_settings() -> None:
 
 
 class BrokenStore:
-    """A store whose backend is down."""
+    """A store whose backend is down (``failure`` says how it fails)."""
+
+    failure: type[StoreError] = StoreUnavailable
 
     @classmethod
     def from_settings(cls, settings: Any) -> BrokenStore:
@@ -196,14 +198,26 @@ class BrokenStore:
     async def close(self) -> None:
         return None
 
+    async def ping(self) -> None:
+        raise self.failure("connection refused")
+
     async def observe(self, *args: Any, **kwargs: Any) -> Any:
-        raise StoreError("connection refused")
+        raise self.failure("connection refused")
 
     async def lookup(self, *args: Any, **kwargs: Any) -> Any:
-        raise StoreError("connection refused")
+        raise self.failure("connection refused")
+
+    async def add_url_samples(self, *args: Any, **kwargs: Any) -> Any:
+        raise self.failure("connection refused")
 
 
-async def test_store_failure_falls_back_to_local_counts(caplog: pytest.LogCaptureFixture) -> None:
+class CorruptStore(BrokenStore):
+    """A store that answers with values it did not write."""
+
+    failure = StoreError
+
+
+async def test_store_outage_falls_back_to_local_counts(caplog: pytest.LogCaptureFixture) -> None:
     pipeline = make_pipeline(TEMPLATES_STORE=f"{__name__}.BrokenStore")
     items = [{"url": f"http://site.test/n{n}", "html": page(n)} for n in range(4)]
     with caplog.at_level(logging.ERROR):
@@ -211,8 +225,20 @@ async def test_store_failure_falls_back_to_local_counts(caplog: pytest.LogCaptur
     assert len(out) == 4
     assert all(i["templates"]["store"] == "local-fallback" for i in out)
     assert any(p["template"] for p in out[-1]["pagelets"])
-    assert caplog.text.count("store unavailable") == 1
-    assert pipeline.stats is not None and pipeline.stats.get_value("templates/store_errors") == 1
+    assert caplog.text.count("shared store unavailable") == 1
+    assert pipeline.stats is not None
+    assert pipeline.stats.get_value("templates/store/outages") == 1
+    assert pipeline.stats.get_value("templates/store/down") == 1
+
+
+async def test_corrupt_store_values_pass_items_on_with_a_reason() -> None:
+    pipeline = make_pipeline(TEMPLATES_STORE=f"{__name__}.CorruptStore")
+    items = [{"url": f"http://site.test/n{n}", "html": page(n)} for n in range(3)]
+    out = await mark_all(pipeline, items)
+    assert [i["templates"]["reason"] for i in out] == ["store-error"] * 3
+    assert all(i["html"] for i in out)  # nothing of the item is lost
+    assert pipeline.stats is not None
+    assert pipeline.stats.get_value("templates/items_skipped/store-error") == 3
 
 
 def test_disabled_raises_not_configured() -> None:

@@ -1,0 +1,233 @@
+"""The relearning extension: keeps every process's rules and template models current.
+
+Every ``TEMPLATES_SYNC_INTERVAL`` seconds it reads the store's publication counter and, when
+another process published something, installs the newer URL rule sets and template models.
+Every ``TEMPLATES_RELEARN_INTERVAL`` seconds (and for a site as soon as this process marked
+``TEMPLATES_RELEARN_PAGES`` new pages of it, and once more at spider close) it relearns what
+has new evidence: the URL rules (in a worker thread, see
+:class:`~scrapy_templates.crawl.urlrules.UrlRules`) and the template model (main region and
+template list; counters at 1 pruned every ``TEMPLATES_PRUNE_PAGES`` pages), each under a
+per-site lock in the store so that one process learns while the others crawl. A tick never
+overlaps the previous one, and nothing it does blocks downloads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.asyncio import create_looping_call
+
+from scrapy_templates.crawl.state import CrawlState
+from scrapy_templates.crawl.urlrules import UrlRules
+from scrapy_templates.store.base import StoreError
+from scrapy_templates.templates.decide import Thresholds
+from scrapy_templates.templates.model import ModelError, TemplateModel, learn_model
+
+logger = logging.getLogger(__name__)
+
+
+class RelearnExtension:
+    """See the module docstring."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        s = crawler.settings
+        if not s.getbool("TEMPLATES_ENABLED"):
+            raise NotConfigured("TEMPLATES_ENABLED is false")
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.state = CrawlState.of(crawler)
+        self.urls = UrlRules.of(crawler)
+        self.sync_interval = max(0.1, s.getfloat("TEMPLATES_SYNC_INTERVAL"))
+        self.relearn_interval = s.getfloat("TEMPLATES_RELEARN_INTERVAL")
+        self.relearn_pages = s.getint("TEMPLATES_RELEARN_PAGES")
+        self.prune_pages = s.getint("TEMPLATES_PRUNE_PAGES")
+        self.lock_ttl = s.getfloat("TEMPLATES_LOCK_TTL")
+        self.thresholds = Thresholds(
+            s.getint("TEMPLATES_MIN_PAGES"),
+            s.getfloat("TEMPLATES_MIN_SHARE"),
+            s.getfloat("TEMPLATES_PATTERN_SHARE"),
+        )
+        self._epoch = -1
+        self._last_relearn = time.monotonic()
+        self._pruned_at: dict[str, int] = {}
+        self._refused: set[tuple[str, int]] = set()
+        self._tick: asyncio.Task[None] | None = None
+        self._loop: Any = None
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RelearnExtension:
+        return cls(crawler)
+
+    @property
+    def store(self) -> Any:
+        return self.state.store
+
+    async def spider_opened(self) -> None:
+        await self.state.open()
+        # a process that joins late, or a second crawl, starts with what was published
+        await self._sync(force=True)
+        self._loop = create_looping_call(self._start_tick)
+        self._loop.start(self.sync_interval, now=False)
+
+    async def spider_closed(self) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        if self._tick is not None:
+            await asyncio.gather(self._tick, return_exceptions=True)
+        await self.urls.wait_learning()
+        for site in self.urls.stale():
+            self.urls.relearn(site)
+        await self.urls.wait_learning()
+        await self._relearn_models(self._sites_with_new_pages(0))
+        await self.state.close()
+
+    def _start_tick(self) -> None:
+        if self._tick is not None and not self._tick.done():
+            self._inc("templates/relearn/ticks_skipped")
+            return
+        self._tick = asyncio.ensure_future(self._run_tick())
+
+    async def _run_tick(self) -> None:
+        try:
+            await self._sync()
+            due_by_time = (
+                self.relearn_interval > 0
+                and time.monotonic() - self._last_relearn >= self.relearn_interval
+            )
+            if due_by_time:
+                self._last_relearn = time.monotonic()
+                for site in self.urls.stale():
+                    self.urls.relearn(site)
+                await self._relearn_models(self._sites_with_new_pages(0))
+            elif self.relearn_pages > 0:
+                await self._relearn_models(self._sites_with_new_pages(self.relearn_pages))
+        except StoreError as exc:
+            logger.error("scrapy-templates: relearn tick failed: %s", exc)
+        except Exception:  # the crawl must go on whatever a tick meets
+            logger.exception("scrapy-templates: relearn tick failed")
+
+    def _sites_with_new_pages(self, at_least: int) -> list[str]:
+        return [site for site, n in self.state.new_pages.items() if n > 0 and n >= max(1, at_least)]
+
+    # -- picking up what other processes published ---------------------------------------
+
+    async def _sync(self, *, force: bool = False) -> None:
+        epoch = await self.store.epoch()
+        if epoch == self._epoch and not force:
+            return
+        self._epoch = epoch
+        sites = await self.store.sites()
+        await self.urls.sync(sites)
+        for site in sites:
+            found = await self.store.published(site, "model")
+            if found is not None:
+                self._adopt_model(site, *found)
+        self._set("templates/relearn/models_version", self._max_model_version())
+
+    def _adopt_model(self, site: str, version: int, document: str) -> None:
+        current = self.state.models.get(site)
+        if (current is not None and current.version >= version) or (
+            site,
+            version,
+        ) in self._refused:
+            return
+        try:
+            model = TemplateModel.loads(document)
+            if model.site != site:
+                raise ModelError(f"it is the model of {model.site!r}")
+        except ModelError as exc:
+            self._refused.add((site, version))
+            self._inc("templates/relearn/models_refused")
+            logger.error(
+                "scrapy-templates: published template model v%d of %s refused (%s); the "
+                "previous one stays",
+                version,
+                site,
+                exc,
+            )
+            return
+        self.state.models[site] = model
+
+    def _max_model_version(self) -> int:
+        return max((m.version for m in self.state.models.values()), default=0)
+
+    # -- relearning template models ------------------------------------------------------
+
+    async def _relearn_models(self, sites: list[str]) -> None:
+        for site in sites:
+            lock = f"model:{site}"
+            if not await self.store.acquire(lock, self.state.owner, self.lock_ttl):
+                self._inc("templates/relearn/skipped")
+                continue
+            try:
+                await self._relearn_model(site)
+            except StoreError as exc:
+                self._inc("templates/relearn/errors")
+                logger.error("scrapy-templates: relearning the model of %s failed: %s", site, exc)
+            except Exception:
+                self._inc("templates/relearn/errors")
+                logger.exception("scrapy-templates: relearning the model of %s failed", site)
+            finally:
+                await self.store.release(lock, self.state.owner)
+
+    async def _relearn_model(self, site: str) -> None:
+        t0 = time.perf_counter()
+        self.state.new_pages[site] = 0
+        pages, counts = await self.store.counts(site)
+        pruned = 0
+        if self.prune_pages > 0 and pages - self._pruned_at.get(site, 0) >= self.prune_pages:
+            pruned = await self.store.prune(site)
+            self._pruned_at[site] = pages
+            self._inc("templates/relearn/counters_pruned", pruned)
+            counts = {fp: n for fp, n in counts.items() if n > 1}
+        found = await self.store.published(site, "model")
+        if found is not None:
+            self._adopt_model(site, *found)
+        own = self.state.models.get(site)
+        version = max(found[0] if found else 0, own.version if own else 0) + 1
+        region = self.state.region(site)
+        main_path, region_pages = region.main_path(), region.pages
+        if own is not None and own.region_pages > region_pages:
+            main_path, region_pages = own.main_path, own.region_pages
+        model = learn_model(
+            site,
+            version,
+            pages,
+            counts,
+            self.thresholds,
+            main_path=main_path,
+            region_pages=region_pages,
+        )
+        await self.store.publish(site, "model", version, model.dumps())
+        self.state.models[site] = model
+        self._inc("templates/relearn_count")
+        self._set("templates/relearn/models_version", self._max_model_version())
+        ruleset = next((r for r in self.urls.rulesets() if r.site == site), None)
+        logger.info(
+            "scrapy-templates: relearned %s: %d pages, %d template fingerprints, main region "
+            "%s, URL rules v%d (%d rules), %d counters pruned, in %.2fs",
+            site,
+            pages,
+            len(model.templates),
+            model.main_path or "the whole page",
+            ruleset.version if ruleset else 0,
+            len(ruleset.rules) if ruleset else 0,
+            pruned,
+            time.perf_counter() - t0,
+        )
+
+    def _inc(self, key: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(key, count)
+
+    def _set(self, key: str, value: int) -> None:
+        if self.stats is not None:
+            self.stats.set_value(key, value)

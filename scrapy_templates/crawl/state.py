@@ -1,0 +1,112 @@
+"""What the components of one crawler share: the store, the sites' main regions and the
+template models published by whichever process relearned them last.
+
+The pipeline, the relearning extension and the URL-rule middlewares each ask
+:meth:`CrawlState.of` for it; the first to open it connects the store, the last to close it
+disconnects.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+import weakref
+from typing import ClassVar
+
+from scrapy.crawler import Crawler
+
+from scrapy_templates.crawl.stores import build_store
+from scrapy_templates.store.resilient import ResilientStore
+from scrapy_templates.templates.model import TemplateModel
+from scrapy_templates.templates.region import SiteRegion
+
+logger = logging.getLogger(__name__)
+
+
+class CrawlState:
+    """Per-crawler shared state (see the module docstring)."""
+
+    _instances: ClassVar[weakref.WeakKeyDictionary[Crawler, CrawlState]] = (
+        weakref.WeakKeyDictionary()
+    )
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> CrawlState:
+        found = cls._instances.get(crawler)
+        if found is None:
+            found = cls._instances[crawler] = cls(crawler)
+        return found
+
+    def __init__(self, crawler: Crawler) -> None:
+        s = crawler.settings
+        self.stats = crawler.stats
+        self.store = ResilientStore(
+            build_store(s),
+            on_change=self._store_changed,
+            retry=s.getfloat("TEMPLATES_STORE_RETRY"),
+            journal_max=s.getint("TEMPLATES_STORE_JOURNAL"),
+            max_links=s.getint("TEMPLATES_MAX_LINKS"),
+            max_owners=s.getint("TEMPLATES_MAX_OWNERS"),
+        )
+        self.region_share = s.getfloat("TEMPLATES_MAIN_REGION_SHARE")
+        self.regions: dict[str, SiteRegion] = {}
+        self.models: dict[str, TemplateModel] = {}
+        self.new_pages: dict[str, int] = {}
+        # who holds a lock: unique per process and per crawler within it
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._users = 0
+
+    async def open(self) -> None:
+        if self._users == 0:
+            await self.store.open()
+        self._users += 1
+
+    async def close(self) -> None:
+        self._users -= 1
+        if self._users == 0:
+            await self.store.close()
+            if self.store.journal:
+                logger.error(
+                    "scrapy-templates: the shared store was still down at close; %d writes of "
+                    "this crawl were not merged into it",
+                    len(self.store.journal),
+                )
+                self._set("templates/store/writes_unmerged", len(self.store.journal))
+
+    def region(self, site: str) -> SiteRegion:
+        found = self.regions.get(site)
+        if found is None:
+            found = self.regions[site] = SiteRegion(self.region_share)
+        return found
+
+    def main_path(self, site: str) -> str | None:
+        """The site's main content path: this process's own, unless a published model was
+        learned from more pages."""
+        region = self.region(site)
+        model = self.models.get(site)
+        if model is not None and model.region_pages > region.pages:
+            return model.main_path
+        return region.main_path()
+
+    def _set(self, key: str, value: int) -> None:
+        if self.stats is not None:
+            self.stats.set_value(key, value)
+
+    def _store_changed(self, down: bool, detail: str) -> None:
+        if self.stats is not None:
+            self.stats.set_value("templates/store/down", int(down))
+            if down:
+                self.stats.inc_value("templates/store/outages")
+            else:
+                self.stats.set_value("templates/store/writes_replayed", self.store.replayed)
+        if down:
+            logger.error(
+                "scrapy-templates: shared store unavailable (%s); counting in process memory "
+                "and retrying every %.0fs",
+                detail,
+                self.store.retry,
+            )
+        else:
+            logger.warning("scrapy-templates: shared store back (%s)", detail)
