@@ -156,7 +156,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "TEMPLATES_SYNC_INTERVAL",
-        5.0,
+        1.0,
         "Seconds between checks for rules and models that other processes published (one read of a counter).",
     ),
     Setting(

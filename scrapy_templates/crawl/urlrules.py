@@ -44,6 +44,7 @@ logger = logging.getLogger(__name__)
 # come), then in batches: one round trip per this many pages and responses
 _FLUSH_EVERY = 10
 _MIN_CONTENT_CHARS = 40
+_POLL = 0.2
 
 
 def learn_config(settings: BaseSettings) -> LearnConfig:
@@ -98,6 +99,7 @@ class _Host:
     offered: int = 0
     learned_at: int = 0
     fetched: list[str] = field(default_factory=list)
+    shared: list[str] = field(default_factory=list)
     canonical_fetched: set[int] = field(default_factory=set)
     responses: int = 0
     bytes: int = 0
@@ -310,9 +312,19 @@ class UrlRules:
         for site in sites:
             found = await self._store.published(site, "rules")
             if found is not None:
-                self._adopt(site, *found)
+                await self._adopt(site, *found, store=self._store)
 
-    def _adopt(self, site: str, version: int, document: str) -> None:
+    async def _adopt(
+        self,
+        site: str,
+        version: int,
+        document: str,
+        *,
+        store: TemplateStore,
+        samples: list[Sample] | None = None,
+    ) -> None:
+        """Install a published rule set if it is newer than the one in force; pages that
+        other processes downloaded (item samples in the store) count as downloaded here."""
         current = self._hosts.get(site)
         if current is not None and current.ruleset and current.ruleset.version >= version:
             return
@@ -332,7 +344,25 @@ class UrlRules:
                 exc,
             )
             return
-        self.install(ruleset, source="store")
+        if samples is None:
+            samples = await self._samples(site, store)
+        self._host(site).shared = [x.url for x in samples if x.simhash is not None]
+        if self.install(ruleset, source="store"):
+            logger.info(
+                "scrapy-templates: URL rules of %s v%d (%d rules) from the store",
+                site,
+                ruleset.version,
+                len(ruleset.rules),
+            )
+
+    async def _samples(self, site: str, store: TemplateStore) -> list[Sample]:
+        samples = []
+        for line in await store.url_samples(site):
+            try:
+                samples.append(Sample.from_json(line))
+            except ValueError:
+                self._inc("templates/urls/bad_samples")
+        return samples
 
     def _learned_callback(self, site: str) -> Callable[[asyncio.Task[None]], None]:
         def done(_: asyncio.Task[None]) -> None:
@@ -349,8 +379,9 @@ class UrlRules:
         lock = f"urls:{site}"
         try:
             if not await store.acquire(lock, self._owner, self.lock_ttl):
-                # another process is learning this host (it will publish), or the store is down
+                # another process is learning this host, or the store is down
                 self._inc("templates/urls/learn_skipped")
+                await self._await_publication(site, store)
                 return
         except StoreError as exc:
             self._inc("templates/urls/learn_errors")
@@ -362,20 +393,30 @@ class UrlRules:
             with contextlib.suppress(StoreError):  # the lock expires by itself
                 await store.release(lock, self._owner)
 
+    async def _await_publication(self, site: str, store: TemplateStore) -> None:
+        """Poll (one read every ``_POLL`` seconds) for the rule set the lock holder is
+        learning, so that it is in force here as soon as it is published rather than at the
+        next sync; gives up after ``lock_ttl``."""
+        host = self._host(site)
+        start = host.ruleset.version if host.ruleset else 0
+        deadline = time.monotonic() + self.lock_ttl
+        while time.monotonic() < deadline:
+            await asyncio.sleep(_POLL)
+            found = await store.published(site, "rules")
+            if found is not None and found[0] > start:
+                await self._adopt(site, *found, store=store)
+                return
+
     async def _learn_locked(self, site: str, store: TemplateStore) -> None:
         t0 = time.perf_counter()
         try:
             found = await store.published(site, "rules")
+            samples = await self._samples(site, store)
             if found is not None:
-                self._adopt(site, *found)
-            raw = await store.url_samples(site)
-            samples = []
-            for line in raw:
-                try:
-                    samples.append(Sample.from_json(line))
-                except ValueError:
-                    self._inc("templates/urls/bad_samples")
+                await self._adopt(site, *found, store=store, samples=samples)
             host = self._host(site)
+            # pages that became items in any process: downloaded, whoever downloaded them
+            host.shared = [x.url for x in samples if x.simhash is not None]
             version = max(found[0] if found else 0, host.ruleset.version if host.ruleset else 0)
             version += 1
             report = await asyncio.to_thread(
@@ -435,8 +476,9 @@ class UrlRules:
         host.ruleset = ruleset
         # rebuilt, not extended: a key that an earlier, worse rule set produced must not
         # keep a page "downloaded" that never was
-        host.canonical_fetched = {_key(url) for url in host.fetched} | {
-            _key(ruleset.apply(url)) for url in host.fetched
+        fetched = [*host.fetched, *host.shared]
+        host.canonical_fetched = {_key(url) for url in fetched} | {
+            _key(ruleset.apply(url)) for url in fetched
         }
         if self.stats is not None:
             self.stats.set_value("templates/urls/rules", self.rule_count())

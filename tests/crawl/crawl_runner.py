@@ -1,8 +1,11 @@
 """Runs one real Scrapy crawl in its own process (a Twisted reactor starts once per process).
 
-    python tests/crawl/crawl_runner.py OUT_DIR (--start URL | --urls FILE) [--set NAME=JSON ...]
+    python tests/crawl/crawl_runner.py OUT_DIR (--start URL | --urls FILE | --redis-key NAME)
+        [--set NAME=JSON ...]
 
-Writes OUT_DIR/items.jsonl and OUT_DIR/stats.json.
+With ``--redis-key`` the spider is a scrapy-redis ``RedisSpider`` named NAME: it reads its start
+URLs from Redis and follows links through the shared scheduler (pass the scrapy-redis settings
+with ``--set``). Writes OUT_DIR/items.jsonl and OUT_DIR/stats.json.
 """
 
 from __future__ import annotations
@@ -43,11 +46,30 @@ class RunnerSpider(scrapy.Spider):
                     yield response.follow(link.url, callback=self.parse)
 
 
+def _redis_spider(name: str) -> type[scrapy.Spider]:
+    """A RedisSpider that follows same-host links like :class:`RunnerSpider`."""
+    from scrapy_redis.spiders import RedisSpider
+
+    class SharedSpider(RedisSpider):  # type: ignore[misc]
+        def parse(self, response: Response) -> Iterator[Any]:
+            if not isinstance(response, HtmlResponse):
+                return
+            yield {"url": response.url, "html": response.text}
+            netloc = urlsplit(response.url).netloc
+            for link in LinkExtractor().extract_links(response):
+                if urlsplit(link.url).netloc == netloc:
+                    yield response.follow(link.url, callback=self.parse)
+
+    SharedSpider.name = name
+    return SharedSpider
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--start", default="")
     parser.add_argument("--urls", default="")
+    parser.add_argument("--redis-key", default="")
     parser.add_argument("--set", action="append", default=[])
     args = parser.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -64,8 +86,12 @@ def main() -> None:
         name, _, value = pair.partition("=")
         settings[name] = json.loads(value)
     process = CrawlerProcess(settings)
-    crawler = process.create_crawler(RunnerSpider)
-    process.crawl(crawler, start=args.start, urls=args.urls)
+    if args.redis_key:
+        crawler = process.create_crawler(_redis_spider(args.redis_key))
+        process.crawl(crawler)
+    else:
+        crawler = process.create_crawler(RunnerSpider)
+        process.crawl(crawler, start=args.start, urls=args.urls)
     process.start()
     stats = crawler.stats.get_stats() if crawler.stats else {}
     (args.out_dir / "stats.json").write_text(json.dumps(stats, default=str))
