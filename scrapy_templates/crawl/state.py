@@ -104,7 +104,7 @@ class CrawlState:
         if down:
             logger.error(
                 "scrapy-templates: shared store unavailable (%s); counting in process memory "
-                "and retrying every %.0fs",
+                "and retrying every %gs",
                 detail,
                 self.store.retry,
             )

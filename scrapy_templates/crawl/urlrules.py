@@ -139,6 +139,7 @@ class UrlRules:
         self._owner = ""
         self._refused: set[tuple[str, int]] = set()
         self._learning: dict[str, asyncio.Task[None]] = {}
+        self._waiting: dict[str, asyncio.Future[None]] = {}
         self._rng = random.Random()
         path = s.get("TEMPLATES_URL_RULES_FILE")
         if path and self.enabled:
@@ -371,7 +372,10 @@ class UrlRules:
         return done
 
     async def wait_learning(self) -> None:
-        """Wait for learning that is under way (at spider close)."""
+        """Wait for learning that is under way (at spider close); stop waiting for other
+        processes' publications."""
+        for waiting in list(self._waiting.values()):
+            waiting.cancel()
         if self._learning:
             await asyncio.gather(*self._learning.values(), return_exceptions=True)
 
@@ -381,7 +385,10 @@ class UrlRules:
             if not await store.acquire(lock, self._owner, self.lock_ttl):
                 # another process is learning this host, or the store is down
                 self._inc("templates/urls/learn_skipped")
-                await self._await_publication(site, store)
+                if site not in self._waiting:
+                    waiting = asyncio.ensure_future(self._await_publication(site, store))
+                    self._waiting[site] = waiting
+                    waiting.add_done_callback(lambda _: self._waiting.pop(site, None))
                 return
         except StoreError as exc:
             self._inc("templates/urls/learn_errors")
@@ -396,16 +403,23 @@ class UrlRules:
     async def _await_publication(self, site: str, store: TemplateStore) -> None:
         """Poll (one read every ``_POLL`` seconds) for the rule set the lock holder is
         learning, so that it is in force here as soon as it is published rather than at the
-        next sync; gives up after ``lock_ttl``."""
+        next sync. Stops when it is, or when the lock is free again (the holder finished
+        without news, or died and its lock expired)."""
         host = self._host(site)
         start = host.ruleset.version if host.ruleset else 0
-        deadline = time.monotonic() + self.lock_ttl
-        while time.monotonic() < deadline:
-            await asyncio.sleep(_POLL)
-            found = await store.published(site, "rules")
-            if found is not None and found[0] > start:
-                await self._adopt(site, *found, store=store)
-                return
+        lock = f"urls:{site}"
+        try:
+            while True:
+                await asyncio.sleep(_POLL)
+                found = await store.published(site, "rules")
+                if found is not None and found[0] > start:
+                    await self._adopt(site, *found, store=store)
+                    return
+                if await store.acquire(lock, self._owner, _POLL):
+                    await store.release(lock, self._owner)
+                    return
+        except StoreError as exc:
+            logger.warning("scrapy-templates: waiting for URL rules of %s: %s", site, exc)
 
     async def _learn_locked(self, site: str, store: TemplateStore) -> None:
         t0 = time.perf_counter()

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -264,7 +266,15 @@ class RedisStore:
 
     async def open(self) -> None:
         if self._client is None:
-            self._client = aioredis.from_url(self.url, socket_timeout=5, socket_connect_timeout=5)
+            # one immediate retry: a pooled connection that a Redis restart closed is replaced
+            # at once, while an outage still fails fast (the resilient layer takes over)
+            self._client = aioredis.from_url(
+                self.url,
+                socket_timeout=5,
+                socket_connect_timeout=5,
+                retry=Retry(NoBackoff(), 1),
+                retry_on_error=[RedisConnectionError, RedisTimeoutError],
+            )
         self._observe = self._client.register_script(_OBSERVE)
         self._lookup = self._client.register_script(_LOOKUP)
         self._add_samples = self._client.register_script(_ADD_SAMPLES)

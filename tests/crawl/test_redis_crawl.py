@@ -36,6 +36,7 @@ def test_two_processes_count_like_one(tmp_path: Path, redis_server: RedisServer)
             "TEMPLATES_REDIS_URL": redis_server.url,
             "TEMPLATES_BOOTSTRAP_PAGES": 0,
             "TEMPLATES_URL_RULES": False,
+            "TEMPLATES_PRUNE_PAGES": 0,  # pruning depends on when each process relearns
         }
         single = run_crawl(tmp_path / "single", urls=urls, TEMPLATES_REDIS_PREFIX="one", **common)
         procs = []

@@ -18,6 +18,8 @@ SCRAPY_REDIS = {
     "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
     "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
     "MAX_IDLE_TIME_BEFORE_CLOSE": 2,
+    # the first process to finish must not clear the queue and dupefilter the other still uses
+    "SCHEDULER_PERSIST": True,
 }
 
 
