@@ -3,6 +3,7 @@
     scrapy-templates rules learn SAMPLES.jsonl [-o RULES.json]
     scrapy-templates rules show RULES.json
     scrapy-templates rules apply RULES.json URL [URL ...]
+    scrapy-templates state (--redis URL [--prefix P] | --file JOBDIR/scrapy-templates.json)
 
 Every command prints a readable table; ``--json`` prints machine-readable JSON instead.
 """
@@ -10,6 +11,7 @@ Every command prints a readable table; ``--json`` prints machine-readable JSON i
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from collections import defaultdict
@@ -18,6 +20,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from scrapy_templates.sites import host_site
+from scrapy_templates.store.base import StoreError, TemplateStore
+from scrapy_templates.store.memory import MemoryStore
+from scrapy_templates.templates.model import ModelError, TemplateModel
 from scrapy_templates.urlnorm.clusters import Sample, duplicate_clusters
 from scrapy_templates.urlnorm.learn import LearnConfig, learn_rules
 from scrapy_templates.urlnorm.rules import RuleSet, RuleSetError
@@ -196,6 +201,85 @@ def cmd_rules_apply(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+async def _state_rows(store: TemplateStore) -> list[dict[str, Any]]:
+    await store.open()
+    try:
+        rows = []
+        for site in await store.sites():
+            pages, counts = await store.counts(site)
+            row: dict[str, Any] = {
+                "site": site,
+                "pages": pages,
+                "counters": len(counts),
+                "url_samples": len(await store.url_samples(site)),
+            }
+            found = await store.published(site, "rules")
+            if found is not None:
+                try:
+                    ruleset = RuleSet.loads(found[1])
+                    row["rules"] = {"version": found[0], "rules": len(ruleset.rules)}
+                except (RuleSetError, ValueError) as exc:
+                    row["rules"] = {"version": found[0], "error": str(exc)}
+            found = await store.published(site, "model")
+            if found is not None:
+                try:
+                    model = TemplateModel.loads(found[1])
+                    row["model"] = {
+                        "version": found[0],
+                        "main_path": model.main_path,
+                        "templates": len(model.templates),
+                    }
+                except ModelError as exc:
+                    row["model"] = {"version": found[0], "error": str(exc)}
+            rows.append(row)
+        return rows
+    finally:
+        await store.close()
+
+
+def cmd_state(args: argparse.Namespace, out: TextIO) -> int:
+    store: TemplateStore
+    if args.redis:
+        from scrapy_templates.store.redis import RedisStore
+
+        store = RedisStore(args.redis, prefix=args.prefix)
+    else:
+        if not args.file.exists():
+            raise CliError(f"no store file at {args.file}")
+        store = MemoryStore(path=args.file)
+    try:
+        rows = asyncio.run(_state_rows(store))
+    except StoreError as exc:
+        raise CliError(str(exc)) from exc
+    if args.json:
+        json.dump(rows, out, indent=1)
+        print(file=out)
+        return 0
+    if not rows:
+        print("the store holds no site", file=out)
+        return 0
+    table: list[list[Any]] = [
+        ["site", "pages", "counters", "samples", "rules", "model", "main region"]
+    ]
+    for row in rows:
+        rules, model = row.get("rules", {}), row.get("model", {})
+        table.append(
+            [
+                row["site"],
+                row["pages"],
+                row["counters"],
+                row["url_samples"],
+                f"v{rules['version']}: {rules.get('rules', rules.get('error'))}" if rules else "-",
+                f"v{model['version']}: {model.get('templates', 'refused')} templates"
+                if model
+                else "-",
+                (model.get("main_path") or "whole page") if model else "-",
+            ]
+        )
+    _table(table, out)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="scrapy-templates",
@@ -245,6 +329,21 @@ def build_parser() -> argparse.ArgumentParser:
     apply.add_argument("urls", nargs="+", metavar="URL")
     apply.add_argument("--json", action="store_true", help="machine-readable output")
     apply.set_defaults(func=cmd_rules_apply)
+
+    state = commands.add_parser(
+        "state",
+        help="what the store holds: sites, pages, counters, published rules and models",
+        description=(
+            "Read the shared store a crawl left behind: a Redis server (--redis) or the memory "
+            "store's file in JOBDIR (--file). Nothing is written."
+        ),
+    )
+    where = state.add_mutually_exclusive_group(required=True)
+    where.add_argument("--redis", metavar="URL", help="Redis URL, e.g. redis://localhost:6379/0")
+    where.add_argument("--file", type=Path, help="JOBDIR/scrapy-templates.json")
+    state.add_argument("--prefix", default="templates", help="the crawl's TEMPLATES_REDIS_PREFIX")
+    state.add_argument("--json", action="store_true", help="machine-readable output")
+    state.set_defaults(func=cmd_state)
     return parser
 
 

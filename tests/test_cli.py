@@ -93,3 +93,37 @@ def test_module_entry_point_has_help() -> None:
         check=True,
     )
     assert "rel=canonical" in proc.stdout
+
+
+def test_state_reads_a_memory_store_file(tmp_path: Path) -> None:
+    import asyncio
+
+    from scrapy_templates.store.memory import MemoryStore
+    from scrapy_templates.templates.model import TemplateModel
+
+    path = tmp_path / "scrapy-templates.json"
+
+    async def fill() -> None:
+        store = MemoryStore(path=path)
+        await store.open()
+        await store.observe("shop.test", "p1", [1, 2], content_key="a")
+        await store.observe("shop.test", "p2", [1], content_key="b")
+        model = TemplateModel("shop.test", 2, 2, "/body/main", 2, ((1, 2),))
+        await store.publish("shop.test", "model", 2, model.dumps())
+        await store.publish("shop.test", "rules", 1, "not json")
+        await store.close()
+
+    asyncio.run(fill())
+    text, json_out = io.StringIO(), io.StringIO()
+    assert main(["state", "--file", str(path)], text) == 0
+    assert main(["state", "--file", str(path), "--json"], json_out) == 0
+    [row] = json.loads(json_out.getvalue())
+    assert (row["site"], row["pages"], row["counters"]) == ("shop.test", 2, 2)
+    assert row["model"] == {"version": 2, "main_path": "/body/main", "templates": 1}
+    assert row["rules"]["version"] == 1 and "error" in row["rules"]
+    line = text.getvalue().splitlines()[1]
+    assert line.split()[:4] == ["shop.test", "2", "2", "0"] and "/body/main" in line
+
+
+def test_state_of_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    assert main(["state", "--file", str(tmp_path / "nope.json")], io.StringIO()) == 2

@@ -86,7 +86,7 @@ class RelearnExtension:
         for site in self.urls.stale():
             self.urls.relearn(site)
         await self.urls.wait_learning()
-        await self._relearn_models(self._sites_with_new_pages(0))
+        await self._relearn_models(self._sites_with_new_pages(0), final=True)
         await self.state.close()
 
     def _start_tick(self) -> None:
@@ -161,14 +161,16 @@ class RelearnExtension:
 
     # -- relearning template models ------------------------------------------------------
 
-    async def _relearn_models(self, sites: list[str]) -> None:
+    async def _relearn_models(self, sites: list[str], *, final: bool = False) -> None:
+        """Relearn the sites' models; ``final`` (spider close) prunes whatever the page count,
+        so the store a crawl leaves behind holds no counter at 1."""
         for site in sites:
             lock = f"model:{site}"
             if not await self.store.acquire(lock, self.state.owner, self.lock_ttl):
                 self._inc("templates/relearn/skipped")
                 continue
             try:
-                await self._relearn_model(site)
+                await self._relearn_model(site, final)
             except StoreError as exc:
                 self._inc("templates/relearn/errors")
                 logger.error("scrapy-templates: relearning the model of %s failed: %s", site, exc)
@@ -178,12 +180,13 @@ class RelearnExtension:
             finally:
                 await self.store.release(lock, self.state.owner)
 
-    async def _relearn_model(self, site: str) -> None:
+    async def _relearn_model(self, site: str, final: bool) -> None:
         t0 = time.perf_counter()
         self.state.new_pages[site] = 0
         pages, counts = await self.store.counts(site)
         pruned = 0
-        if self.prune_pages > 0 and pages - self._pruned_at.get(site, 0) >= self.prune_pages:
+        grown = pages - self._pruned_at.get(site, 0)
+        if self.prune_pages > 0 and (grown >= self.prune_pages or (final and grown > 0)):
             pruned = await self.store.prune(site)
             self._pruned_at[site] = pages
             self._inc("templates/relearn/counters_pruned", pruned)
