@@ -167,7 +167,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "TEMPLATES_PRUNE_PAGES",
         200,
-        "Delete a site's fingerprint counters that stand at 1 each time it has counted this many more pages (0: never).",
+        "Delete a site's fingerprint counters that stand at 1 each time it has counted this many more pages, and at spider close (0: never).",
+    ),
+    Setting(
+        "TEMPLATES_PRUNE_SHARE",
+        0.02,
+        "Pruning also deletes counters below this share of the site's pages (at most half of TEMPLATES_MIN_SHARE; 0 or a share test of 0: only counters at 1).",
     ),
     Setting(
         "TEMPLATES_URL_RULES",

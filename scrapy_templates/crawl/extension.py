@@ -47,6 +47,7 @@ class RelearnExtension:
         self.relearn_interval = s.getfloat("TEMPLATES_RELEARN_INTERVAL")
         self.relearn_pages = s.getint("TEMPLATES_RELEARN_PAGES")
         self.prune_pages = s.getint("TEMPLATES_PRUNE_PAGES")
+        self.prune_share = s.getfloat("TEMPLATES_PRUNE_SHARE")
         self.lock_ttl = s.getfloat("TEMPLATES_LOCK_TTL")
         self.thresholds = Thresholds(
             s.getint("TEMPLATES_MIN_PAGES"),
@@ -187,10 +188,11 @@ class RelearnExtension:
         pruned = 0
         grown = pages - self._pruned_at.get(site, 0)
         if self.prune_pages > 0 and (grown >= self.prune_pages or (final and grown > 0)):
-            pruned = await self.store.prune(site)
+            below = self._prune_below(pages)
+            pruned = await self.store.prune(site, below)
             self._pruned_at[site] = pages
             self._inc("templates/relearn/counters_pruned", pruned)
-            counts = {fp: n for fp, n in counts.items() if n > 1}
+            counts = {fp: n for fp, n in counts.items() if n >= below}
         found = await self.store.published(site, "model")
         if found is not None:
             self._adopt_model(site, *found)
@@ -226,6 +228,13 @@ class RelearnExtension:
             pruned,
             time.perf_counter() - t0,
         )
+
+    def _prune_below(self, pages: int) -> int:
+        """Counters below this many pages go: those at 1, and — while the share test is on —
+        those under ``TEMPLATES_PRUNE_SHARE`` of the site's pages (capped at half the
+        template share, so a pruned pagelet is far from any decision)."""
+        share = min(self.prune_share, self.thresholds.min_share / 2)
+        return max(2, int(share * pages))
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:

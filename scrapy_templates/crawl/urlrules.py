@@ -95,7 +95,7 @@ def _key(url: str) -> int:
 @dataclass
 class _Host:
     ruleset: RuleSet | None = None
-    pending: list[str] = field(default_factory=list)
+    pending: dict[str, Sample] = field(default_factory=dict)
     offered: int = 0
     learned_at: int = 0
     fetched: list[str] = field(default_factory=list)
@@ -224,7 +224,7 @@ class UrlRules:
             if host.ruleset is not None:
                 host.canonical_fetched.add(_key(host.ruleset.apply(fetched)))
         if html and self.enabled:
-            digest = hashlib.blake2b(body, digest_size=16).hexdigest()
+            digest = hashlib.blake2b(body, digest_size=8).hexdigest()
             same_host = tuple(r for r in redirects if host_site(r) == site)
             self._queue(
                 Sample(
@@ -244,7 +244,7 @@ class UrlRules:
         Very short content gives ``None`` (every "empty" page would look alike)."""
         if len(content) < _MIN_CONTENT_CHARS:
             return None
-        return hashlib.blake2b(content.encode("utf-8"), digest_size=16).hexdigest()
+        return hashlib.blake2b(content.encode("utf-8"), digest_size=8).hexdigest()
 
     def add_page(self, url: str, simhash: int, text_hash: str | None) -> None:
         """A marked page's sample: its page simhash and content hash."""
@@ -252,7 +252,9 @@ class UrlRules:
             self._queue(Sample(url, simhash=simhash, text_hash=text_hash))
 
     def _queue(self, sample: Sample) -> None:
-        self._host(host_site(sample.url)).pending.append(sample.to_json())
+        pending = self._host(host_site(sample.url)).pending
+        queued = pending.get(sample.url)
+        pending[sample.url] = sample if queued is None else queued.merged(sample)
 
     def attach(self, store: TemplateStore, owner: str) -> None:
         """Lend the store that keeps samples and publications, and the lock holder id of this
@@ -269,7 +271,8 @@ class UrlRules:
             batch_size = 1 if host.ruleset is None else _FLUSH_EVERY
             if not host.pending or (len(host.pending) < batch_size and not force):
                 continue
-            batch, host.pending = host.pending, []
+            batch = [sample.to_json() for sample in host.pending.values()]
+            host.pending = {}
             draws = [self._rng.random() for _ in batch]
             try:
                 host.offered = await store.add_url_samples(site, batch, self.cap, draws)

@@ -99,10 +99,10 @@ class TemplateStore(Protocol):
         """The site's pages counted and every fingerprint counter it holds."""
         ...
 
-    async def prune(self, site: str) -> int:
-        """Delete the site's fingerprint counters that stand at 1 (a pagelet seen on one page
-        only is no template); returns how many went. Keeps the footprint bounded by what
-        repeats, not by how many pages were crawled."""
+    async def prune(self, site: str, below: int = 2) -> int:
+        """Delete the site's fingerprint counters that stand below ``below`` (by default those
+        at 1: a pagelet seen on one page only is no template); returns how many went. Keeps
+        the footprint bounded by what repeats, not by how many pages were crawled."""
         ...
 
     async def publish(self, site: str, kind: str, version: int, document: str) -> bool:

@@ -150,11 +150,11 @@ class MemoryStore:
         state = self._sites.get(site)
         return (state.counted, dict(state.counts)) if state else (0, {})
 
-    async def prune(self, site: str) -> int:
+    async def prune(self, site: str, below: int = 2) -> int:
         state = self._sites.get(site)
         if state is None:
             return 0
-        ones = [fp for fp, n in state.counts.items() if n <= 1]
+        ones = [fp for fp, n in state.counts.items() if n < below]
         for fp in ones:
             del state.counts[fp]
         return len(ones)

@@ -4,7 +4,10 @@ Each page is recorded by one Lua script, so a page costs one round trip and its 
 atomic across processes. Keys (``P`` = ``TEMPLATES_REDIS_PREFIX``, ``S`` = site):
 
 - ``P:sites`` — set of ``P:S`` of every site seen;
-- ``P:S:pages`` / ``P:S:contents`` — page ids and content keys recorded (a page is counted once);
+- ``P:S:seen:<xx>`` — 256 small hashes holding 64-bit ids (the first 16 hex digits of the
+  SHA-1 of ``p<page id>`` and ``c<content key>``) of the pages and contents recorded, bucketed
+  by their first byte ``xx`` so that each stays in Redis's compact listpack encoding (up to
+  ~16,000 pages per site): a page is counted once;
 - ``P:S:n`` — number of pages counted;
 - ``P:S:counts`` — hash: fingerprint (16 hex digits) → pages holding it;
 - ``P:S:urls`` / ``P:S:urls:n`` — list of URL samples (JSON) kept by reservoir sampling, and
@@ -70,10 +73,13 @@ for i = 1, nfp do fps[i] = ARGV[7 + i] end
 local links = {}
 for i = 8 + nfp, #ARGV do links[#links + 1] = ARGV[i] end
 
-local new = redis.call('SADD', base .. ':pages', page)
+local function first_sight(key)
+  local id = redis.sha1hex(key)
+  return redis.call('HSETNX', base .. ':seen:' .. string.sub(id, 1, 2), string.sub(id, 3, 16), '')
+end
+local new = first_sight('p' .. page)
 if content ~= '' then
-  local fresh = redis.call('SADD', base .. ':contents', content)
-  if fresh == 0 then new = 0 end
+  if first_sight('c' .. content) == 0 then new = 0 end
 end
 local counted
 if new == 1 then
@@ -181,12 +187,13 @@ return n
 
 
 _PRUNE = """
--- KEYS: counts hash; ARGV: fields that stood at 1 when scanned (deleted only if they still do)
+-- KEYS: counts hash; ARGV: bound, then fields that stood below it when scanned (deleted only
+-- if they still do: another process may have counted them since)
+local below = tonumber(ARGV[1])
 local gone = 0
-for i = 1, #ARGV do
-  if redis.call('HGET', KEYS[1], ARGV[i]) == '1' then
-    gone = gone + redis.call('HDEL', KEYS[1], ARGV[i])
-  end
+for i = 2, #ARGV do
+  local n = tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0')
+  if n < below then gone = gone + redis.call('HDEL', KEYS[1], ARGV[i]) end
 end
 return gone
 """
@@ -317,7 +324,7 @@ class RedisStore:
         except ValueError as exc:
             raise StoreError(f"counters of {site} hold a value this store did not write") from exc
 
-    async def prune(self, site: str) -> int:
+    async def prune(self, site: str, below: int = 2) -> int:
         client = self._require()
         key = f"{self._base(site)}:counts"
         gone = 0
@@ -326,9 +333,9 @@ class RedisStore:
             while True:
                 cursor, batch = await client.hscan(key, cursor, count=2000)
                 fields: dict[Any, Any] = batch  # type: ignore[assignment]
-                ones = [fp for fp, n in fields.items() if n == b"1"]
-                if ones:
-                    gone += int(await self._prune(keys=[key], args=ones))
+                low = [fp for fp, n in fields.items() if int(n) < below]
+                if low:
+                    gone += int(await self._prune(keys=[key], args=[below, *low]))
                 if cursor == 0:
                     return gone
         except RedisError as exc:

@@ -201,8 +201,8 @@ class ResilientStore:
         found: tuple[int, dict[int, int]] = await self._read(lambda s: s.counts(site))
         return found
 
-    async def prune(self, site: str) -> int:
-        gone: int = await self._read(lambda s: s.prune(site))
+    async def prune(self, site: str, below: int = 2) -> int:
+        gone: int = await self._read(lambda s: s.prune(site, below))
         return gone
 
     async def publish(self, site: str, kind: str, version: int, document: str) -> bool:

@@ -33,6 +33,19 @@ class Sample:
     redirects: tuple[str, ...] = ()
     cluster: str | None = None
 
+    def merged(self, other: Sample) -> Sample:
+        """This sample with the fields it lacks taken from ``other`` (of the same URL): the
+        download's body hash and the item's simhash make one sample, not two."""
+        return Sample(
+            self.url,
+            self.simhash if self.simhash is not None else other.simhash,
+            self.text_hash or other.text_hash,
+            self.body_hash or other.body_hash,
+            self.canonical or other.canonical,
+            self.redirects or other.redirects,
+            self.cluster or other.cluster,
+        )
+
     def to_json(self) -> str:
         data: dict[str, Any] = {"url": self.url}
         if self.simhash is not None:

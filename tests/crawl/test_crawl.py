@@ -60,3 +60,28 @@ def test_crawl_without_the_addon_leaves_items_alone(tmp_path: Path) -> None:
     assert result.items
     assert all("content_text" not in item for item in result.items)
     assert not any(key.startswith("templates/") for key in result.stats)
+
+
+def test_jobdir_keeps_what_the_first_crawl_learned(tmp_path: Path) -> None:
+    import json
+
+    from demo.site import DemoSite
+
+    jobdir = tmp_path / "job"
+    with DemoSite() as site:
+        first = run_crawl(tmp_path / "first", start=site.url, JOBDIR=str(jobdir))
+        saved = json.loads((jobdir / "scrapy-templates.json").read_text())
+        [state] = saved["sites"].values()
+        # pruned at close: what is left repeats on at least 2% of the pages (and on 2 or more)
+        assert state["counts"] and min(state["counts"].values()) >= max(
+            2, int(0.02 * state["counted"])
+        )
+        assert {"rules", "model"} <= set(state["published"])
+        second = run_crawl(tmp_path / "second", start=site.url, JOBDIR=str(jobdir))
+    assert first.stats["templates/bootstrap_pages"] > 0
+    assert second.stats.get("templates/bootstrap_pages", 0) == 0
+    assert "from the store" in second.log
+    assert second.stats["templates/urls/rules_version"] >= state["published"]["rules"][0]
+    assert second.items and all(
+        i["templates"]["pages_seen"] >= state["counted"] for i in second.items[:5]
+    )

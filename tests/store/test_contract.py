@@ -163,3 +163,10 @@ async def test_memory_store_refuses_a_foreign_file(tmp_path: Path) -> None:
     path.write_text('{"format": "something else"}')
     with pytest.raises(StoreError, match="something else"):
         await MemoryStore(path=path).open()
+
+
+async def test_prune_below_a_bound(store: TemplateStore) -> None:
+    for i in range(4):
+        await store.observe("s", f"p{i}", [1, 2] if i < 2 else [1], content_key=f"c{i}")
+    assert await store.prune("s", below=3) == 1
+    assert await store.counts("s") == (4, {1: 4})

@@ -75,3 +75,13 @@ def test_exported_items_are_samples() -> None:
     assert Sample.from_record(item) == Sample(
         "http://h/a?sid=1", 0xFF, text_hash="c1", canonical="http://h/a"
     )
+
+
+def test_samples_of_one_url_merge_into_one() -> None:
+    download = Sample(
+        "http://h/a", body_hash="b1", canonical="http://h/a", redirects=("http://h/x",)
+    )
+    item = Sample("http://h/a", simhash=0, text_hash="t1")
+    both = download.merged(item)
+    assert both == Sample("http://h/a", 0, "t1", "b1", "http://h/a", ("http://h/x",))
+    assert item.merged(download) == both
