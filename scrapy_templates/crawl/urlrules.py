@@ -45,6 +45,7 @@ logger = logging.getLogger(__name__)
 _FLUSH_EVERY = 10
 _MIN_CONTENT_CHARS = 40
 _POLL = 0.2
+_HOLD = 2 * _FLUSH_EVERY
 
 
 def learn_config(settings: BaseSettings) -> LearnConfig:
@@ -96,6 +97,10 @@ def _key(url: str) -> int:
 class _Host:
     ruleset: RuleSet | None = None
     pending: dict[str, Sample] = field(default_factory=dict)
+    # once the host has rules: download samples of pages that went to the spider, held while
+    # _HOLD more responses arrive so that the page's item sample can join them (one sample
+    # per page in the store, not two)
+    held: dict[str, tuple[Sample, int]] = field(default_factory=dict)
     offered: int = 0
     learned_at: int = 0
     fetched: list[str] = field(default_factory=list)
@@ -226,14 +231,16 @@ class UrlRules:
         if html and self.enabled:
             digest = hashlib.blake2b(body, digest_size=8).hexdigest()
             same_host = tuple(r for r in redirects if host_site(r) == site)
-            self._queue(
-                Sample(
-                    final_url,
-                    body_hash=digest,
-                    canonical=head_canonical(body, final_url),
-                    redirects=same_host,
-                )
+            sample = Sample(
+                final_url,
+                body_hash=digest,
+                canonical=head_canonical(body, final_url),
+                redirects=same_host,
             )
+            if to_spider and host.ruleset is not None:
+                host.held[final_url] = (sample, host.responses)
+            else:
+                self._queue(sample)
 
     # -- learning ------------------------------------------------------------------------
 
@@ -252,9 +259,12 @@ class UrlRules:
             self._queue(Sample(url, simhash=simhash, text_hash=text_hash))
 
     def _queue(self, sample: Sample) -> None:
-        pending = self._host(host_site(sample.url)).pending
-        queued = pending.get(sample.url)
-        pending[sample.url] = sample if queued is None else queued.merged(sample)
+        host = self._host(host_site(sample.url))
+        held = host.held.pop(sample.url, None)
+        if held is not None:
+            sample = held[0].merged(sample)
+        queued = host.pending.get(sample.url)
+        host.pending[sample.url] = sample if queued is None else queued.merged(sample)
 
     def attach(self, store: TemplateStore, owner: str) -> None:
         """Lend the store that keeps samples and publications, and the lock holder id of this
@@ -269,9 +279,14 @@ class UrlRules:
             return
         for site, host in list(self._hosts.items()):
             batch_size = 1 if host.ruleset is None else _FLUSH_EVERY
-            if not host.pending or (len(host.pending) < batch_size and not force):
+            ready = [
+                url for url, (_, at) in host.held.items() if force or host.responses - at >= _HOLD
+            ]
+            waiting = len(host.pending) + len(ready)
+            if not waiting or (waiting < batch_size and not force):
                 continue
-            batch = [sample.to_json() for sample in host.pending.values()]
+            samples = [*host.pending.values(), *(host.held.pop(url)[0] for url in ready)]
+            batch = [sample.to_json() for sample in samples]
             host.pending = {}
             draws = [self._rng.random() for _ in batch]
             try:
