@@ -18,7 +18,7 @@ from scrapy_templates.crawl.middlewares import (
     UrlRulesDownloaderMiddleware,
     UrlRulesSpiderMiddleware,
 )
-from scrapy_templates.crawl.urlrules import UrlRules, head_canonical
+from scrapy_templates.crawl.urlrules import UrlRules, decode_sample, head_canonical
 from scrapy_templates.settings import DEFAULTS
 from scrapy_templates.store.memory import MemoryStore
 from scrapy_templates.urlnorm.learn import learn_rules
@@ -97,9 +97,9 @@ async def test_downloader_middleware_records_html_responses() -> None:
     request = Request("http://h.example/a?sid=2", meta={"redirect_urls": ["http://h.example/old"]})
     response = HtmlResponse(request.url, body=body, request=request)
     assert await mw.process_response(request, response) is response
-    [sample] = [json.loads(s) for s in await store.url_samples("h.example")]
-    assert sample["canonical"] == "http://h.example/a"
-    assert sample["redirects"] == ["http://h.example/old"]
+    [sample] = [decode_sample("h.example", s) for s in await store.url_samples("h.example")]
+    assert sample.canonical == "http://h.example/a"
+    assert sample.redirects == ("http://h.example/old",)
     assert rules.was_fetched("http://h.example/a?sid=2")
 
 
