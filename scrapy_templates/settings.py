@@ -171,7 +171,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "TEMPLATES_PRUNE_SHARE",
-        0.02,
+        0.05,
         "Pruning also deletes counters below this share of the site's pages (at most half of TEMPLATES_MIN_SHARE; 0 or a share test of 0: only counters at 1).",
     ),
     Setting(

@@ -4,10 +4,11 @@ Each page is recorded by one Lua script, so a page costs one round trip and its 
 atomic across processes. Keys (``P`` = ``TEMPLATES_REDIS_PREFIX``, ``S`` = site):
 
 - ``P:sites`` — set of ``P:S`` of every site seen;
-- ``P:S:seen:<xx>`` — 256 small hashes holding 64-bit ids (the first 16 hex digits of the
-  SHA-1 of ``p<page id>`` and ``c<content key>``) of the pages and contents recorded, bucketed
-  by their first byte ``xx`` so that each stays in Redis's compact listpack encoding (up to
-  ~16,000 pages per site): a page is counted once;
+- ``P:S:seen:<g>:<i>`` / ``P:S:seen:n`` — the pages and contents recorded (a page is counted
+  once), as 80-bit ids (from the SHA-1 of ``p<page id>`` and ``c<content key>``) in small
+  hashes: generation ``g`` has 16·2^g buckets and takes 1,280·2^g ids, so every bucket stays
+  in Redis's compact listpack encoding however large the site grows, and a small site costs
+  a few keys; ``seen:n`` counts the ids stored;
 - ``P:S:n`` — number of pages counted;
 - ``P:S:counts`` — hash: fingerprint (16 hex digits) → pages holding it;
 - ``P:S:urls`` / ``P:S:urls:n`` — list of URL samples (JSON) kept by reservoir sampling, and
@@ -73,9 +74,27 @@ for i = 1, nfp do fps[i] = ARGV[7 + i] end
 local links = {}
 for i = 8 + nfp, #ARGV do links[#links + 1] = ARGV[i] end
 
+-- ids seen, in generations of small hashes: generation g has 16 * 2^g buckets and takes
+-- 1280 * 2^g ids (80 per bucket, under Redis's 128-entry limit of the compact encoding)
+local seen, seen_n = base .. ':seen:', base .. ':seen:n'
 local function first_sight(key)
   local id = redis.sha1hex(key)
-  return redis.call('HSETNX', base .. ':seen:' .. string.sub(id, 1, 2), string.sub(id, 3, 16), '')
+  local slot = tonumber(string.sub(id, 1, 6), 16)
+  local field = string.sub(id, 7, 20)
+  local stored = tonumber(redis.call('GET', seen_n) or '0')
+  local g, top = 0, 1280
+  while stored >= top do
+    g = g + 1
+    top = top + 1280 * 2 ^ g
+  end
+  for k = 0, g - 1 do
+    local bucket = seen .. k .. ':' .. math.floor(slot % (16 * 2 ^ k))
+    if redis.call('HEXISTS', bucket, field) == 1 then return 0 end
+  end
+  local bucket = seen .. g .. ':' .. math.floor(slot % (16 * 2 ^ g))
+  local added = redis.call('HSETNX', bucket, field, '')
+  if added == 1 then redis.call('INCR', seen_n) end
+  return added
 end
 local new = first_sight('p' .. page)
 if content ~= '' then

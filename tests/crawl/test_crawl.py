@@ -38,6 +38,7 @@ def test_shared_blocks_are_flagged_from_the_first_item_on(demo_crawl) -> None:  
         assert "All rights reserved" in flagged, item["url"]
         assert "Most read" in flagged, item["url"]
         assert "All rights reserved" not in item["content_text"]
+    for item in [*templated[:3], templated[-1]]:  # the first item may be the newsletter page
         assert "Newsletter" not in item["content_text"]
 
 
@@ -72,9 +73,9 @@ def test_jobdir_keeps_what_the_first_crawl_learned(tmp_path: Path) -> None:
         first = run_crawl(tmp_path / "first", start=site.url, JOBDIR=str(jobdir))
         saved = json.loads((jobdir / "scrapy-templates.json").read_text())
         [state] = saved["sites"].values()
-        # pruned at close: what is left repeats on at least 2% of the pages (and on 2 or more)
+        # pruned at close: what is left repeats on at least 5% of the pages (and on 2 or more)
         assert state["counts"] and min(state["counts"].values()) >= max(
-            2, int(0.02 * state["counted"])
+            2, int(0.05 * state["counted"])
         )
         assert {"rules", "model"} <= set(state["published"])
         second = run_crawl(tmp_path / "second", start=site.url, JOBDIR=str(jobdir))
