@@ -1,0 +1,105 @@
+"""The relearning extension against a store: what it installs, refuses and publishes."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from scrapy.utils.test import get_crawler
+
+from scrapy_templates.crawl.extension import RelearnExtension
+from scrapy_templates.crawl.state import CrawlState
+from scrapy_templates.crawl.urlrules import UrlRules
+from scrapy_templates.settings import DEFAULTS
+from scrapy_templates.templates.model import TemplateModel
+from scrapy_templates.urlnorm.learn import learn_rules
+from scrapy_templates.urlnorm.rules import RuleSet
+from tests.urlnorm.url_sets import mirror_site
+
+SITE = "www.example.com"
+
+
+def _ruleset(version: int) -> RuleSet:
+    urls, clusters = mirror_site()
+    return learn_rules(urls, clusters, site=SITE, version=version).ruleset
+
+
+async def _extension(**settings: Any) -> tuple[RelearnExtension, Any]:
+    crawler = get_crawler(settings_dict={**DEFAULTS, **settings})
+    crawler.stats.open_spider()
+    ext = RelearnExtension.from_crawler(crawler)
+    await ext.state.open()
+    UrlRules.of(crawler).attach(ext.store, ext.state.owner)
+    return ext, crawler
+
+
+async def test_sync_installs_newer_publications_and_refuses_bad_ones(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ext, crawler = await _extension()
+    store, rules = ext.store, UrlRules.of(crawler)
+    good = _ruleset(3)
+    await store.publish(SITE, "rules", 3, good.dumps())
+    model = TemplateModel(SITE, 2, 40, "/body/main", 40, ((7, 40),))
+    await store.publish(SITE, "model", 2, model.dumps())
+    await ext._sync()
+    assert [r.version for r in rules.rulesets()] == [3]
+    assert ext.state.models[SITE] == model
+    assert crawler.stats.get_value("templates/urls/rules_version") == 3
+
+    # a newer but corrupt rule set, a foreign one and a bad model: all refused, last good kept
+    await store.publish(SITE, "rules", 4, '{"site": "www.example.com", "rules": "nope"}')
+    await store.publish(SITE, "model", 3, '{"format": "something else"}')
+    with caplog.at_level(logging.ERROR):
+        await ext._sync()
+        await ext._sync(force=True)  # refused once, logged once
+    assert [r.version for r in rules.rulesets()] == [3]
+    assert ext.state.models[SITE] == model
+    assert caplog.text.count("URL rules v4") == 1 and caplog.text.count("model v3") == 1
+    foreign = _ruleset(5).dumps().replace(SITE, "evil.example")
+    await store.publish(SITE, "rules", 5, foreign)
+    await ext._sync()
+    assert [r.version for r in rules.rulesets()] == [3]
+    assert crawler.stats.get_value("templates/urls/rules_refused") == 2
+    assert crawler.stats.get_value("templates/relearn/models_refused") == 1
+
+
+async def test_a_model_relearn_publishes_the_next_version_and_prunes() -> None:
+    ext, crawler = await _extension(TEMPLATES_PRUNE_PAGES=1)
+    store = ext.store
+    for i in range(40):  # fingerprint 1 on every page, 2 on a few, 1000+i on one each
+        fps = [1, 1000 + i] + ([2] if i < 3 else [])
+        await store.observe(SITE, f"p{i}", fps, content_key=f"c{i}")
+    await store.publish(SITE, "model", 6, TemplateModel(SITE, 6, 1, None, 0).dumps())
+    ext.state.new_pages[SITE] = 40
+    await ext._relearn_models([SITE])
+    found = await store.published(SITE, "model")
+    assert found is not None and found[0] == 7
+    model = TemplateModel.loads(found[1])
+    assert model.templates == ((1, 40),) and model.pages == 40
+    assert await store.counts(SITE) == (40, {1: 40, 2: 3})  # counters at 1 pruned
+    assert crawler.stats.get_value("templates/relearn_count") == 1
+    assert crawler.stats.get_value("templates/relearn/counters_pruned") == 40
+
+
+async def test_a_learner_that_raises_leaves_the_rules_in_force(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ext, crawler = await _extension()
+    rules = UrlRules.of(crawler)
+    rules.install(_ruleset(2), source="test")
+    for i in range(30):
+        await ext.store.add_url_samples(SITE, [f'["/p{i}"]'], 100, [0.5])
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("learner exploded")
+
+    monkeypatch.setattr("scrapy_templates.crawl.urlrules.learn_from_samples", broken)
+    with caplog.at_level(logging.ERROR):
+        rules.relearn(SITE)
+        await rules.wait_learning()
+    assert [r.version for r in rules.rulesets()] == [2]
+    assert "learning URL rules of www.example.com failed" in caplog.text
+    assert crawler.stats.get_value("templates/urls/learn_errors") == 1
+    assert CrawlState.of(crawler).store.down is False
