@@ -149,7 +149,7 @@ def footprint(url: str, prefix: str) -> tuple[int, int]:
     pages = 0
     for key in client.scan_iter(match=f"{prefix}:*", count=1000):
         total += int(client.memory_usage(key, samples=0) or 0)
-        if key.endswith(b":n") and not key.endswith(b":urls:n"):
+        if key.endswith(b":n") and not key.endswith((b":urls:n", b":seen:n")):
             pages += int(client.get(key) or 0)
     return total, pages
 
