@@ -28,9 +28,8 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
 from scrapy_templates.crawl.pipeline import BOOTSTRAP_META
-from scrapy_templates.crawl.urlrules import UrlRules
+from scrapy_templates.crawl.urlrules import ORIGINAL_URL, UrlRules
 
-ORIGINAL_URL = "templates_original_url"
 OPT_OUT = "dont_normalize"
 
 
@@ -59,6 +58,7 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
                 return request
             self._inc("templates/urls/deferred")
             return request.replace(priority=request.priority - deferral)
+        self.rules.remember(request, canonical)
         if self.rules.was_fetched(canonical):
             self._inc("templates/urls/dropped")
             self._inc("templates/urls/bytes_saved", int(self.rules.saved_bytes(canonical)))
@@ -88,6 +88,7 @@ class UrlRulesDownloaderMiddleware:
         canonical = self.rules.canonical(request.url)
         if canonical == request.url:
             return None
+        self.rules.remember(request, canonical)
         if self.rules.was_fetched(canonical):
             self._inc("templates/urls/dropped")
             self._inc("templates/urls/bytes_saved", int(self.rules.saved_bytes(canonical)))

@@ -23,12 +23,14 @@ import random
 import re
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urljoin
 
+from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 
@@ -45,6 +47,10 @@ logger = logging.getLogger(__name__)
 _FLUSH_EVERY = 10
 _MIN_CONTENT_CHARS = 40
 _POLL = 0.2
+# requests rewritten or dropped, kept per host so that a corrected rule set can send again
+# the ones it maps elsewhere
+_REMEMBERED = 5_000
+ORIGINAL_URL = "templates_original_url"
 _HOLD = 2 * _FLUSH_EVERY
 
 
@@ -155,6 +161,7 @@ class _Host:
     canonical_fetched: set[int] = field(default_factory=set)
     responses: int = 0
     bytes: int = 0
+    decided: deque[tuple[Request, str]] = field(default_factory=lambda: deque(maxlen=_REMEMBERED))
 
     @property
     def mean_size(self) -> float:
@@ -176,6 +183,7 @@ class UrlRules:
 
     def __init__(self, crawler: Crawler) -> None:
         s = crawler.settings
+        self.crawler = crawler
         self.stats = crawler.stats
         self.enabled = s.getbool("TEMPLATES_ENABLED") and s.getbool("TEMPLATES_URL_RULES")
         self.config = learn_config(s)
@@ -238,6 +246,34 @@ class UrlRules:
         if host.ruleset.duplicate_rate(url) < self.defer_rate:
             return 0
         return self.defer_priority
+
+    def remember(self, request: Request, canonical: str) -> None:
+        """Note that ``request`` was sent to ``canonical`` (rewritten, or dropped as its
+        duplicate), so that a later rule set that disagrees can send it again."""
+        self._host(host_site(request.url)).decided.append((request, canonical))
+
+    def _revisit(self, host: _Host, ruleset: RuleSet) -> None:
+        """Send again, under ``ruleset``, the remembered requests it no longer maps to the
+        page they were sent to: a rule that a relearn corrected must not cost its pages."""
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # not crawling (yet): nothing was sent anywhere
+            return
+        kept: deque[tuple[Request, str]] = deque(maxlen=_REMEMBERED)
+        for request, canonical in host.decided:
+            now = ruleset.apply(request.url)
+            if now == canonical:
+                kept.append((request, canonical))
+                continue
+            if _key(now) in host.canonical_fetched or engine is None or engine.spider is None:
+                continue
+            meta = {k: v for k, v in request.meta.items() if k != ORIGINAL_URL}
+            if now != request.url:
+                meta[ORIGINAL_URL] = request.url
+                kept.append((request, now))
+            engine.crawl(request.replace(url=now, meta=meta))
+            self._inc("templates/urls/revisited")
+        host.decided = kept
 
     def was_fetched(self, url: str) -> bool:
         """Whether a page whose canonical URL is ``url`` has been downloaded."""
@@ -559,6 +595,7 @@ class UrlRules:
         host.canonical_fetched = {_key(url) for url in fetched} | {
             _key(ruleset.apply(url)) for url in fetched
         }
+        self._revisit(host, ruleset)
         if self.stats is not None:
             self.stats.set_value("templates/urls/rules", self.rule_count())
             self.stats.set_value("templates/urls/rules_version", self.max_version())

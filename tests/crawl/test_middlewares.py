@@ -215,3 +215,40 @@ async def test_a_failing_rewrite_falls_back_to_the_original_url(crawler: Any) ->
     assert crawler.stats.get_value("templates/urls/fallbacks") == 1
     retry = mw.process_exception(rewritten, TimeoutError())
     assert retry is not None and retry.url == SID_URL
+
+
+class _Engine:
+    """Stands in for Scrapy's engine: records the requests it is asked to crawl."""
+
+    spider = object()
+
+    def __init__(self) -> None:
+        self.crawled: list[Request] = []
+
+    def crawl(self, request: Request) -> None:
+        self.crawled.append(request)
+
+
+def test_a_corrected_rule_set_sends_again_what_the_old_one_sent_elsewhere(crawler: Any) -> None:
+    engine = _Engine()
+    crawler.engine = engine
+    rules = UrlRules.of(crawler)
+    mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
+    canonical = rules.canonical(SID_URL)
+    rules.note_response(canonical, canonical, b"<html></html>", (), html=False)
+    assert mw.get_processed_request(Request(SID_URL, meta={"k": 1}), None) is None  # dropped
+    other = SID_URL.replace("abc", "zzz")
+    assert mw.get_processed_request(Request(other), None) is None
+
+    same = RuleSet.loads(rules.rulesets()[0].dumps())
+    rules.install(same, source="test")  # the same mapping: nothing to send again
+    assert engine.crawled == []
+
+    empty = RuleSet(site=SITE, version=same.version + 1, nodes={}, rules={})
+    rules.install(empty, source="test")  # the rule is gone: both pages are pages of their own
+    assert sorted(r.url for r in engine.crawled) == sorted([SID_URL, other])
+    assert all("templates_original_url" not in r.meta for r in engine.crawled)
+    assert [r.meta.get("k") for r in engine.crawled if r.url == SID_URL] == [1]
+    assert crawler.stats.get_value("templates/urls/revisited") == 2
+    rules.install(RuleSet(site=SITE, version=same.version + 2, nodes={}, rules={}), source="t")
+    assert len(engine.crawled) == 2  # sent once
