@@ -35,39 +35,8 @@ from benchmarks.realsites import SITES, ensure_installed, serve
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "output"
 
-_WORDS = [
-    "river",
-    "market",
-    "council",
-    "study",
-    "energy",
-    "winter",
-    "harbour",
-    "museum",
-    "league",
-    "garden",
-    "festival",
-    "railway",
-    "bridge",
-    "tower",
-    "valley",
-    "forest",
-    "island",
-    "planet",
-    "theatre",
-    "school",
-    "village",
-    "record",
-    "export",
-    "import",
-    "method",
-    "model",
-    "coach",
-    "stadium",
-    "library",
-    "fossil",
-    "credit",
-]
+_SYLLABLES = ["ka", "lo", "ri", "ven", "sta", "mor", "di", "pel", "tu", "gra", "ne", "sho"]
+_WORDS = ["".join(random.Random(i).choices(_SYLLABLES, k=2 + i % 2)) for i in range(40)]
 
 
 @contextmanager

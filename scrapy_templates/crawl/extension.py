@@ -23,10 +23,9 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
-from scrapy_templates.crawl.state import CrawlState
+from scrapy_templates.crawl.state import CrawlState, thresholds
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.store.base import StoreError
-from scrapy_templates.templates.decide import Thresholds
 from scrapy_templates.templates.model import ModelError, TemplateModel, learn_model
 
 logger = logging.getLogger(__name__)
@@ -49,11 +48,7 @@ class RelearnExtension:
         self.prune_pages = s.getint("TEMPLATES_PRUNE_PAGES")
         self.prune_share = s.getfloat("TEMPLATES_PRUNE_SHARE")
         self.lock_ttl = s.getfloat("TEMPLATES_LOCK_TTL")
-        self.thresholds = Thresholds(
-            s.getint("TEMPLATES_MIN_PAGES"),
-            s.getfloat("TEMPLATES_MIN_SHARE"),
-            s.getfloat("TEMPLATES_PATTERN_SHARE"),
-        )
+        self.thresholds = thresholds(s)
         self._epoch = -1
         self._last_relearn = time.monotonic()
         self._pruned_at: dict[str, int] = {}

@@ -26,12 +26,12 @@ from scrapy.linkextractors import IGNORED_EXTENSIONS
 from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.misc import load_object
 
-from scrapy_templates.crawl.state import CrawlState
+from scrapy_templates.crawl.state import CrawlState, thresholds
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.page import Page, PageError, parse_page
 from scrapy_templates.sites import BUILTIN_SITES, SiteFunction, page_id
 from scrapy_templates.store.base import Observation, StoreError
-from scrapy_templates.templates.decide import Thresholds, main_region, mark_pagelets
+from scrapy_templates.templates.decide import main_region, mark_pagelets
 from scrapy_templates.templates.region import in_region
 
 logger = logging.getLogger(__name__)
@@ -72,11 +72,7 @@ class TemplatePipeline:
         self.content_field = s.get("TEMPLATES_CONTENT_FIELD")
         self.info_field = s.get("TEMPLATES_INFO_FIELD")
         self.k = s.getint("TEMPLATES_LINK_THRESHOLD")
-        self.thresholds = Thresholds(
-            s.getint("TEMPLATES_MIN_PAGES"),
-            s.getfloat("TEMPLATES_MIN_SHARE"),
-            s.getfloat("TEMPLATES_PATTERN_SHARE"),
-        )
+        self.thresholds = thresholds(s)
         self.site_of = _site_function(s.get("TEMPLATES_SITE"))
         self.bootstrap_pages = s.getint("TEMPLATES_BOOTSTRAP_PAGES")
         self.bootstrap_timeout = s.getfloat("TEMPLATES_BOOTSTRAP_TIMEOUT")

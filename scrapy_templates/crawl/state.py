@@ -16,13 +16,24 @@ import weakref
 from typing import ClassVar
 
 from scrapy.crawler import Crawler
+from scrapy.settings import BaseSettings
 
 from scrapy_templates.crawl.stores import build_store
 from scrapy_templates.store.resilient import ResilientStore
+from scrapy_templates.templates.decide import Thresholds
 from scrapy_templates.templates.model import TemplateModel
 from scrapy_templates.templates.region import SiteRegion
 
 logger = logging.getLogger(__name__)
+
+
+def thresholds(settings: BaseSettings) -> Thresholds:
+    """The template decision's thresholds from ``TEMPLATES_*`` settings."""
+    return Thresholds(
+        settings.getint("TEMPLATES_MIN_PAGES"),
+        settings.getfloat("TEMPLATES_MIN_SHARE"),
+        settings.getfloat("TEMPLATES_PATTERN_SHARE"),
+    )
 
 
 class CrawlState:
