@@ -1,6 +1,6 @@
 """Redis memory the shared store uses per 1,000 pages crawled.
 
-    python -m benchmarks.memory [--sizes 1000 3000 10000]
+    python -m benchmarks.memory [--sizes 1000 3000 10000] [--set NAME=VALUE ...] [--no-docs]
 
 Starts a private ``redis-server`` (no persistence) and crawls, with the Redis store:
 (1) the real sites of the quality benchmark (Debian's sqlite3-doc, python-django-doc,
@@ -140,7 +140,9 @@ def crawl(start: str, url: str, prefix: str, *settings: str) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 3000, 10000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 3000, 10000])
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--no-docs", action="store_true", help="print, do not write docs/")
     args = parser.parse_args()
     ensure_installed(list(SITES.values()))
     real: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
@@ -148,13 +150,17 @@ def main() -> None:
     with redis_server() as url:
         for name, site in SITES.items():
             with serve(site) as start:
-                unpruned = crawl(start, url, f"{name}-unpruned", "TEMPLATES_PRUNE_PAGES=0")
-                pruned = crawl(start, url, f"{name}-pruned")
+                unpruned = crawl(
+                    start, url, f"{name}-unpruned", "TEMPLATES_PRUNE_PAGES=0", *args.set
+                )
+                pruned = crawl(start, url, f"{name}-pruned", *args.set)
             real.append((name, unpruned, pruned))
             print(name, unpruned, pruned, flush=True)
         for size in args.sizes:
             with synthetic_site(size * 2) as start:
-                row = crawl(start, url, f"synthetic-{size}", f"CLOSESPIDER_ITEMCOUNT={size}")
+                row = crawl(
+                    start, url, f"synthetic-{size}", f"CLOSESPIDER_ITEMCOUNT={size}", *args.set
+                )
             growth.append(row)
             print(row, flush=True)
     lines = [
@@ -192,9 +198,10 @@ def main() -> None:
         lines.append(
             f"| {row['pages']} | {row['bytes'] / 1024:.0f} | {row['per_1000'] / 1024:.0f} |"
         )
-    path = ROOT / "docs" / "memory.md"
-    path.write_text("\n".join(lines) + "\n")
-    print(path.read_text())
+    text = "\n".join(lines) + "\n"
+    if not args.no_docs:
+        (ROOT / "docs" / "memory.md").write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":
