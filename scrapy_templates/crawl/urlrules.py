@@ -266,12 +266,14 @@ class UrlRules:
                 kept.append((request, canonical))
                 continue
             if _key(now) in host.canonical_fetched or engine is None or engine.spider is None:
+                kept.append((request, now))  # a later rule set may still disagree
                 continue
             meta = {k: v for k, v in request.meta.items() if k != ORIGINAL_URL}
             if now != request.url:
                 meta[ORIGINAL_URL] = request.url
                 kept.append((request, now))
-            engine.crawl(request.replace(url=now, meta=meta))
+            # past the dupefilter: the URL may have been requested before and dropped since
+            engine.crawl(request.replace(url=now, meta=meta, dont_filter=True))
             self._inc("templates/urls/revisited")
         host.decided = kept
 
