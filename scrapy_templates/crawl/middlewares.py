@@ -53,6 +53,7 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
             return request
         canonical = self.rules.canonical(request.url)
         if canonical == request.url:
+            self.rules.note_requested(request.url)
             deferral = self.rules.deferral(request.url)
             if not deferral:
                 return request
@@ -64,6 +65,7 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
             self._inc("templates/urls/bytes_saved", int(self.rules.saved_bytes(canonical)))
             return None
         self._inc("templates/urls/rewritten")
+        self.rules.note_requested(canonical)
         return request.replace(url=canonical, meta={**request.meta, ORIGINAL_URL: request.url})
 
     def _inc(self, key: str, count: int = 1) -> None:
@@ -89,11 +91,13 @@ class UrlRulesDownloaderMiddleware:
         if canonical == request.url:
             return None
         self.rules.remember(request, canonical)
+        self.rules.note_withdrawn(request.url)
         if self.rules.was_fetched(canonical):
             self._inc("templates/urls/dropped")
             self._inc("templates/urls/bytes_saved", int(self.rules.saved_bytes(canonical)))
             raise IgnoreRequest(f"duplicate of {canonical}, already downloaded")
         self._inc("templates/urls/rescheduled")
+        self.rules.note_requested(canonical)
         return request.replace(url=canonical, meta={**request.meta, ORIGINAL_URL: request.url})
 
     async def process_response(

@@ -162,6 +162,10 @@ class _Host:
     responses: int = 0
     bytes: int = 0
     decided: deque[tuple[Request, str]] = field(default_factory=lambda: deque(maxlen=_REMEMBERED))
+    # URLs sent towards the scheduler, and those of them a downloader-side rule turned away:
+    # a URL requested and not turned away is pending (or done) and needs no second request
+    requested: set[int] = field(default_factory=set)
+    withdrawn: set[int] = field(default_factory=set)
 
     @property
     def mean_size(self) -> float:
@@ -252,6 +256,14 @@ class UrlRules:
         duplicate), so that a later rule set that disagrees can send it again."""
         self._host(host_site(request.url)).decided.append((request, canonical))
 
+    def note_requested(self, url: str) -> None:
+        """``url`` left the spider middleware for the scheduler."""
+        self._host(host_site(url)).requested.add(_key(url))
+
+    def note_withdrawn(self, url: str) -> None:
+        """A request for ``url`` was dropped or rescheduled elsewhere before its download."""
+        self._host(host_site(url)).withdrawn.add(_key(url))
+
     def _revisit(self, host: _Host, ruleset: RuleSet) -> None:
         """Send again, under ``ruleset``, the remembered requests it no longer maps to the
         page they were sent to: a rule that a relearn corrected must not cost its pages."""
@@ -265,15 +277,20 @@ class UrlRules:
             if now == canonical:
                 kept.append((request, canonical))
                 continue
-            if _key(now) in host.canonical_fetched or engine is None or engine.spider is None:
+            key = _key(now)
+            pending = key in host.requested and key not in host.withdrawn
+            if key in host.canonical_fetched or pending or engine is None or engine.spider is None:
                 kept.append((request, now))  # a later rule set may still disagree
                 continue
             meta = {k: v for k, v in request.meta.items() if k != ORIGINAL_URL}
             if now != request.url:
                 meta[ORIGINAL_URL] = request.url
                 kept.append((request, now))
-            # past the dupefilter: the URL may have been requested before and dropped since
-            engine.crawl(request.replace(url=now, meta=meta, dont_filter=True))
+            # a URL requested before (and turned away since) must get past the dupefilter
+            again = request.replace(url=now, meta=meta, dont_filter=key in host.requested)
+            host.requested.add(key)
+            host.withdrawn.discard(key)
+            engine.crawl(again)
             self._inc("templates/urls/revisited")
         host.decided = kept
 

@@ -244,12 +244,28 @@ def test_a_corrected_rule_set_sends_again_what_the_old_one_sent_elsewhere(crawle
     rules.install(same, source="test")  # the same mapping: nothing to send again
     assert engine.crawled == []
 
+    rules.note_requested(other)  # requested once, then turned away before its download
+    rules.note_withdrawn(other)
     empty = RuleSet(site=SITE, version=same.version + 1, nodes={}, rules={})
     rules.install(empty, source="test")  # the rule is gone: both pages are pages of their own
     assert sorted(r.url for r in engine.crawled) == sorted([SID_URL, other])
     assert all("templates_original_url" not in r.meta for r in engine.crawled)
-    assert all(r.dont_filter for r in engine.crawled)
+    # only a URL the dupefilter has seen before needs to get past it
+    assert {r.url: r.dont_filter for r in engine.crawled} == {SID_URL: False, other: True}
     assert [r.meta.get("k") for r in engine.crawled if r.url == SID_URL] == [1]
     assert crawler.stats.get_value("templates/urls/revisited") == 2
     rules.install(RuleSet(site=SITE, version=same.version + 2, nodes={}, rules={}), source="t")
     assert len(engine.crawled) == 2  # sent once
+
+
+def test_a_pending_request_is_not_sent_twice(crawler: Any) -> None:
+    engine = _Engine()
+    crawler.engine = engine
+    rules = UrlRules.of(crawler)
+    mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
+    canonical = rules.canonical(SID_URL)
+    rules.note_response(canonical, canonical, b"<html></html>", (), html=False)
+    assert mw.get_processed_request(Request(SID_URL), None) is None
+    rules.note_requested(SID_URL)  # the same URL is also queued, under its own name
+    rules.install(RuleSet(site=SITE, version=99, nodes={}, rules={}), source="test")
+    assert engine.crawled == []
