@@ -16,16 +16,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
 
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.asyncio import create_looping_call
+from scrapy.utils.asyncio import AsyncioLoopingCall, create_looping_call
+from twisted.internet.task import LoopingCall
 
 from scrapy_templates.crawl.state import CrawlState, thresholds
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.store.base import StoreError
+from scrapy_templates.store.resilient import ResilientStore
 from scrapy_templates.templates.model import ModelError, TemplateModel, learn_model
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ class RelearnExtension:
         self._pruned_at: dict[str, int] = {}
         self._refused: set[tuple[str, int]] = set()
         self._tick: asyncio.Task[None] | None = None
-        self._loop: Any = None
+        self._loop: AsyncioLoopingCall | LoopingCall | None = None
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
@@ -63,7 +64,7 @@ class RelearnExtension:
         return cls(crawler)
 
     @property
-    def store(self) -> Any:
+    def store(self) -> ResilientStore:
         return self.state.store
 
     async def spider_opened(self) -> None:
