@@ -77,9 +77,11 @@ def test_crawl_survives_redis_outage(tmp_path: Path) -> None:
         def share(item: dict[str, Any]) -> float:
             return float(item["templates"]["template_share"])
 
+        # (items decided with Redis up differ from the fault-free crawl too, as pages come in
+        # another order: by up to ~0.07 in the runs looked at)
         shares = {i["url"]: share(i) for i in base.items}
-        close = [abs(share(i) - shares[i["url"]]) <= 0.05 for i in local]
-        assert sum(close) >= 0.9 * len(local), (sum(close), len(local))
+        gaps = [abs(share(i) - shares[i["url"]]) for i in local]
+        assert sum(gaps) / len(gaps) <= 0.03 and max(gaps) <= 0.15, sorted(gaps)[-5:]
         assert stats["templates/store/outages"] == 1, log[-6000:]
         assert stats["templates/store/down"] == 0
         assert stats["templates/store/writes_replayed"] >= len(local)
