@@ -199,6 +199,9 @@ class UrlRules:
         self.defer_rate = s.getfloat("TEMPLATES_URL_DEFER_RATE")
         self.lock_ttl = s.getfloat("TEMPLATES_LOCK_TTL")
         self._hosts: dict[str, _Host] = {}
+        # hosts with samples not yet in the store: flush (per response and item) visits these
+        # only, not every host the crawl has met
+        self._unflushed: set[str] = set()
         self._store: TemplateStore | None = None
         self._owner = ""
         self._refused: set[tuple[str, int]] = set()
@@ -341,6 +344,7 @@ class UrlRules:
             )
             if to_spider and host.ruleset is not None:
                 host.held[final_url] = (sample, host.responses)
+                self._unflushed.add(site)
             else:
                 self._queue(sample)
 
@@ -361,7 +365,9 @@ class UrlRules:
             self._queue(Sample(url, simhash=simhash, text_hash=text_hash))
 
     def _queue(self, sample: Sample) -> None:
-        host = self._host(host_site(sample.url))
+        site = host_site(sample.url)
+        self._unflushed.add(site)
+        host = self._host(site)
         held = host.held.pop(sample.url, None)
         if held is not None:
             sample = held[0].merged(sample)
@@ -379,7 +385,8 @@ class UrlRules:
         store = self._store
         if store is None:
             return
-        for site, host in list(self._hosts.items()):
+        for site in list(self._unflushed):
+            host = self._host(site)
             batch_size = 1 if host.ruleset is None else _FLUSH_EVERY
             ready = [
                 url for url, (_, at) in host.held.items() if force or host.responses - at >= _HOLD
@@ -390,6 +397,8 @@ class UrlRules:
             samples = [*host.pending.values(), *(host.held.pop(url)[0] for url in ready)]
             batch = [encode_sample(site, sample) for sample in samples]
             host.pending = {}
+            if not host.held:
+                self._unflushed.discard(site)
             draws = [self._rng.random() for _ in batch]
             try:
                 host.offered = await store.add_url_samples(site, batch, self.cap, draws)

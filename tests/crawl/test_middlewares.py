@@ -229,13 +229,22 @@ class _Engine:
         self.crawled.append(request)
 
 
-def test_a_corrected_rule_set_sends_again_what_the_old_one_sent_elsewhere(crawler: Any) -> None:
-    engine = _Engine()
-    crawler.engine = engine
+@pytest.fixture
+def engine(crawler: Any) -> _Engine:
+    """A crawl whose engine is the stand-in, where the canonical page of SID_URL is
+    downloaded (so a request for SID_URL is dropped)."""
+    crawler.engine = _Engine()
     rules = UrlRules.of(crawler)
-    mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
     canonical = rules.canonical(SID_URL)
     rules.note_response(canonical, canonical, b"<html></html>", (), html=False)
+    return crawler.engine
+
+
+def test_a_corrected_rule_set_sends_again_what_the_old_one_sent_elsewhere(
+    crawler: Any, engine: _Engine
+) -> None:
+    rules = UrlRules.of(crawler)
+    mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
     assert mw.get_processed_request(Request(SID_URL, meta={"k": 1}), None) is None  # dropped
     other = SID_URL.replace("abc", "zzz")
     assert mw.get_processed_request(Request(other), None) is None
@@ -258,13 +267,9 @@ def test_a_corrected_rule_set_sends_again_what_the_old_one_sent_elsewhere(crawle
     assert len(engine.crawled) == 2  # sent once
 
 
-def test_a_pending_request_is_not_sent_twice(crawler: Any) -> None:
-    engine = _Engine()
-    crawler.engine = engine
+def test_a_pending_request_is_not_sent_twice(crawler: Any, engine: _Engine) -> None:
     rules = UrlRules.of(crawler)
     mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
-    canonical = rules.canonical(SID_URL)
-    rules.note_response(canonical, canonical, b"<html></html>", (), html=False)
     assert mw.get_processed_request(Request(SID_URL), None) is None
     rules.note_requested(SID_URL)  # the same URL is also queued, under its own name
     rules.install(RuleSet(site=SITE, version=99, nodes={}, rules={}), source="test")
