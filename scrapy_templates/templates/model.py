@@ -57,7 +57,7 @@ class TemplateModel:
             if not isinstance(data, dict) or data.get("format") != FORMAT:
                 raise ModelError(f"not a template model (format {_format_of(data)!r})")
             main = data["main_path"]
-            if main is not None and (not isinstance(main, str) or not main.startswith("/")):
+            if main is not None and not _is_tag_path(main):
                 raise ModelError(f"main_path {main!r} is not a tag path")
             model = cls(
                 site=_text(data["site"]),
@@ -72,6 +72,11 @@ class TemplateModel:
         except (ValueError, KeyError, TypeError) as exc:
             raise ModelError(f"malformed template model: {exc!r}") from exc
         return model
+
+
+def _is_tag_path(value: Any) -> bool:
+    """A pagelet tag path as :mod:`scrapy_templates.page` writes it: ``body/div#page/main``."""
+    return isinstance(value, str) and bool(value) and all(value.split("/"))
 
 
 def _format_of(data: Any) -> Any:

@@ -41,7 +41,7 @@ async def test_sync_installs_newer_publications_and_refuses_bad_ones(
     store, rules = ext.store, UrlRules.of(crawler)
     good = _ruleset(3)
     await store.publish(SITE, "rules", 3, good.dumps())
-    model = TemplateModel(SITE, 2, 40, "/body/main", 40, ((7, 40),))
+    model = TemplateModel(SITE, 2, 40, "body/div#page/main#content", 40, ((7, 40),))
     await store.publish(SITE, "model", 2, model.dumps())
     await ext._sync()
     assert [r.version for r in rules.rulesets()] == [3]

@@ -1,0 +1,52 @@
+"""The published template model: learned from counts, JSON round trip, refusal of bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scrapy_templates.templates.decide import Thresholds
+from scrapy_templates.templates.model import ModelError, TemplateModel, learn_model
+
+
+def test_learned_model_lists_the_templates_past_the_threshold_most_common_first() -> None:
+    counts = {0xA: 40, 0xB: 55, 0xC: 1, 0xD: 55}
+    model = learn_model(
+        "shop.test", 3, 60, counts, Thresholds(), main_path="body/main", region_pages=50, limit=2
+    )
+    assert model.templates == ((0xB, 55), (0xD, 55))
+    assert (model.version, model.pages, model.region_pages) == (3, 60, 50)
+
+
+@pytest.mark.parametrize("main_path", ["body/div#page/main#content", "body", None])
+def test_round_trip_with_the_paths_pages_really_have(main_path: str | None) -> None:
+    model = TemplateModel("shop.test", 2, 40, main_path, 40, ((2**64 - 1, 40), (7, 39)))
+    assert TemplateModel.loads(model.dumps()) == model
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("not json", "malformed"),
+        ('{"format": "other"}', "not a template model"),
+        ("[1]", "not a template model"),
+    ],
+)
+def test_foreign_documents_are_refused(text: str, message: str) -> None:
+    with pytest.raises(ModelError, match=message):
+        TemplateModel.loads(text)
+
+
+@pytest.mark.parametrize("main_path", ["", "/body/main", "body//main", 3])
+def test_a_main_path_that_no_page_can_have_is_refused(main_path: object) -> None:
+    data = TemplateModel("s", 1, 1, "body", 1).dumps().replace('"body"', json.dumps(main_path))
+    with pytest.raises(ModelError, match="is not a tag path"):
+        TemplateModel.loads(data)
+
+
+def test_bad_counts_and_fingerprints_are_refused() -> None:
+    good = TemplateModel("s", 1, 1, None, 1, ((5, 1),)).dumps()
+    for bad in (good.replace('"pages": 1', '"pages": -1'), good.replace("0000000000000005", "xyz")):
+        with pytest.raises(ModelError):
+            TemplateModel.loads(bad)
