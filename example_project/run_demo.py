@@ -1,5 +1,6 @@
 """Run the demo crawl: serve the bundled site on 127.0.0.1, crawl it with scrapy-templates
-enabled (embedded memory store), and print a short summary of what was marked.
+enabled (embedded memory store, kept in a fresh JOBDIR), print a short summary of what was
+marked and write the HTML report.
 
     python example_project/run_demo.py
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from collections import Counter
 from pathlib import Path
@@ -23,17 +25,29 @@ def main() -> int:
     from scrapy.crawler import CrawlerProcess
     from scrapy.utils.project import get_project_settings
 
+    from scrapy_templates.cli import main as cli
+
     os.chdir(HERE)
     out = HERE / "output" / "items.jsonl"
+    jobdir = HERE / "output" / "job"
+    shutil.rmtree(jobdir, ignore_errors=True)
+    settings = get_project_settings()
+    settings.set("JOBDIR", str(jobdir), priority="cmdline")
     with DemoSite() as site:
-        process = CrawlerProcess(get_project_settings())
+        process = CrawlerProcess(settings)
         crawler = process.create_crawler("site")
         process.crawl(crawler, base_url=site.url)
         process.start()
     stats = crawler.stats.get_stats() if crawler.stats else {}
     items = [json.loads(line) for line in out.read_text(encoding="utf8").splitlines()]
     print_summary(items, stats, out)
-    return 0
+    store = jobdir / "scrapy-templates.json"
+    report = HERE / "output" / "report.html"
+    print()
+    code = cli(["report", str(out), "--store", str(store), "-o", str(report)])
+    print(f"  inspect: scrapy-templates summary {out.relative_to(Path.cwd().parent)}")
+    print(f"           scrapy-templates state --store {store.relative_to(Path.cwd().parent)}")
+    return code
 
 
 def print_summary(items: list[dict], stats: dict, out: Path) -> None:

@@ -323,6 +323,19 @@ class RedisStore:
         except RedisError as exc:
             raise _failure("ping", exc) from exc
 
+    async def memory_usage(self) -> tuple[int, int]:
+        """Keys under the prefix and the bytes Redis reports for them (``MEMORY USAGE``); one
+        scan of the prefix, for inspection rather than for the crawl's hot path."""
+        client = self._require()
+        keys = size = 0
+        try:
+            async for key in client.scan_iter(match=f"{self.prefix}:*", count=1000):
+                keys += 1
+                size += int(await client.memory_usage(key, samples=0) or 0)
+        except RedisError as exc:
+            raise _failure("memory usage", exc) from exc
+        return keys, size
+
     async def sites(self) -> list[str]:
         try:
             members = await self._require().smembers(f"{self.prefix}:sites")

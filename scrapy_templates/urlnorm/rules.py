@@ -277,6 +277,25 @@ class RuleSet:
 
     # -- JSON -----------------------------------------------------------------------------
 
+    def describe_rules(self) -> list[dict[str, Any]]:
+        """One plain row per rule, most support first, for people: the source and target URL
+        patterns, every operation of the chain in order, support, fpr and one example."""
+        rows = []
+        for rule in sorted(self.rules.values(), key=lambda r: (-r.support, r.source)):
+            rows.append(
+                {
+                    "host": self.site,
+                    "source": self.nodes[rule.source].glob,
+                    "target": self.nodes[rule.target].glob,
+                    "operations": [op.describe() for step in rule.steps for op in step],
+                    "chain": len(rule.steps),
+                    "support": rule.support,
+                    "fpr": rule.fpr,
+                    "example": list(rule.examples[0]) if rule.examples else None,
+                }
+            )
+        return rows
+
     def to_json(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
