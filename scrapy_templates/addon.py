@@ -10,13 +10,14 @@ from scrapy_templates.crawl.middlewares import (
     UrlRulesSpiderMiddleware,
 )
 from scrapy_templates.crawl.pipeline import TemplatePipeline
+from scrapy_templates.crawl.progress import ProgressLog
 from scrapy_templates.settings import DEFAULTS
 
 
 class Addon:
     """Sets every ``TEMPLATES_*`` default at "addon" priority (a project or spider setting
-    still wins) and enables the template pipeline, the relearning extension and, unless
-    ``TEMPLATES_URL_RULES`` is false, the URL-rule middlewares."""
+    still wins) and enables the template pipeline, the relearning extension, the progress
+    log line and, unless ``TEMPLATES_URL_RULES`` is false, the URL-rule middlewares."""
 
     def update_settings(self, settings: BaseSettings) -> None:
         for name, value in DEFAULTS.items():
@@ -27,6 +28,7 @@ class Addon:
             "ITEM_PIPELINES", TemplatePipeline, settings.getint("TEMPLATES_PIPELINE_PRIORITY")
         )
         settings.setdefault_in_component_priority_dict("EXTENSIONS", RelearnExtension, 500)
+        settings.setdefault_in_component_priority_dict("EXTENSIONS", ProgressLog, 500)
         if settings.getbool("TEMPLATES_URL_RULES"):
             settings.setdefault_in_component_priority_dict(
                 "SPIDER_MIDDLEWARES",

@@ -108,6 +108,11 @@ SETTINGS: tuple[Setting, ...] = (
         "Pages with more tags ('<' characters) than this are not partitioned; the item is flagged instead.",
     ),
     Setting(
+        "TEMPLATES_LOGSTATS_INTERVAL",
+        60.0,
+        "Seconds between progress log lines (pages marked, template share, URL rules in force, requests rewritten and dropped); 0 turns them off.",
+    ),
+    Setting(
         "TEMPLATES_SNIPPET_CHARS",
         80,
         "Length of the text snippet stored on each pagelet of the item.",

@@ -245,6 +245,8 @@ class TemplatePipeline:
         self._inc("templates/pagelets_template", n_template)
         self._inc("templates/pagelets_content", len(flags) - n_template - outside)
         self._inc("templates/pagelets_outside_main", outside)
+        self._inc("templates/text_chars", total_chars)
+        self._inc("templates/template_chars", template_chars)
         info: dict[str, Any] = {
             "site": site,
             "pages_seen": obs.pages,

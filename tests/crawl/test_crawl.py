@@ -14,7 +14,9 @@ def demo_crawl(tmp_path_factory: pytest.TempPathFactory) -> object:
     from demo.site import DemoSite
 
     with DemoSite() as site:
-        return run_crawl(tmp_path_factory.mktemp("demo"), start=site.url)
+        return run_crawl(
+            tmp_path_factory.mktemp("demo"), start=site.url, TEMPLATES_LOGSTATS_INTERVAL=0.5
+        )
 
 
 def test_every_page_gives_one_marked_item(demo_crawl) -> None:  # type: ignore[no-untyped-def]
@@ -40,6 +42,14 @@ def test_shared_blocks_are_flagged_from_the_first_item_on(demo_crawl) -> None:  
         assert "All rights reserved" not in item["content_text"]
     for item in [*templated[:3], templated[-1]]:  # the first item may be the newsletter page
         assert "Newsletter" not in item["content_text"]
+
+
+def test_progress_lines_during_and_at_the_end_of_the_crawl(demo_crawl) -> None:  # type: ignore[no-untyped-def]
+    lines = [line for line in demo_crawl.log.splitlines() if "Templates: marked" in line]
+    assert len(lines) >= 2, "a periodic line and the closing one"
+    marked = demo_crawl.stats["templates/items_marked"]
+    assert f"Templates: marked {marked} pages" in lines[-1]
+    assert f"requests rewritten {demo_crawl.stats.get('templates/urls/rewritten', 0)}" in lines[-1]
 
 
 def test_article_text_is_content(demo_crawl) -> None:  # type: ignore[no-untyped-def]
