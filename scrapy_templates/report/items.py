@@ -110,15 +110,15 @@ def record_from_item(item: Any, line: int, fields: Fields = Fields()) -> PageRec
     url = item.get(fields.url)
     if not isinstance(url, str) or not url:
         raise ValueError(f"no URL in field {fields.url!r}")
-    info = item.get(fields.info)
-    info = info if isinstance(info, dict) else {}
+    raw_info = item.get(fields.info)
+    info = raw_info if isinstance(raw_info, dict) else {}
     record = PageRecord(url=url, site=_str(info.get("site")) or host_site(url), line=line)
     record.title = _str(item.get("title"))
-    if "reason" in info or fields.info not in item:
+    if "reason" in info or not isinstance(raw_info, dict):
         record.reason = _str(info.get("reason")) or "no-marks"
         record.detail = _str(info.get("detail"))
-        if fields.info not in item:
-            record.detail = f"the item has no {fields.info!r} field"
+        if not isinstance(raw_info, dict):
+            record.detail = f"the item has no {fields.info!r} object"
         return record
     raw = item.get(fields.pagelets)
     for entry in raw if isinstance(raw, list) else []:
@@ -156,6 +156,8 @@ def read_items(path: Path, fields: Fields = Fields()) -> tuple[list[PageRecord],
                 continue
             try:
                 records.append(record_from_item(json.loads(line), number, fields))
+            except json.JSONDecodeError as exc:
+                problems.append(f"{path}:{number}: not JSON ({exc.msg})")
             except ValueError as exc:
                 problems.append(f"{path}:{number}: {exc}")
     if not records:
@@ -242,10 +244,14 @@ def summarise(records: list[PageRecord]) -> list[SiteSummary]:
 
 
 def find_page(records: list[PageRecord], url: str) -> PageRecord | list[PageRecord]:
-    """The record of ``url``: exact match first, then the only record whose URL contains it.
-    Returns the candidates instead when none or several match."""
+    """The record of ``url``: an exact match first, then the only record whose URL ends with
+    it (``/about``), then the only one that contains it. Returns the candidates instead when
+    none or several match."""
     exact = [r for r in records if r.url == url]
     if exact:
         return exact[-1]
+    ending = [r for r in records if r.url.endswith(url)]
+    if len(ending) == 1:
+        return ending[0]
     partial = [r for r in records if url in r.url]
     return partial[0] if len(partial) == 1 else partial

@@ -1,10 +1,8 @@
-"""``scrapy-templates rules learn|show|apply``, text and JSON, and the module entry point."""
+"""``scrapy-templates rules learn|show|apply``, text and JSON."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -76,13 +74,3 @@ def test_errors_are_one_line_and_status_2(tmp_path: Path, capsys) -> None:  # ty
     assert run_cli("rules", "learn", str(empty))[0] == 2
     err = capsys.readouterr().err
     assert "cannot read" in err and "not a scrapy-templates rule set" in err
-
-
-def test_module_entry_point_has_help() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "scrapy_templates", "rules", "learn", "--help"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert "rel=canonical" in proc.stdout

@@ -105,3 +105,5 @@ def test_find_page_exact_then_unique_part(tmp_path: Path) -> None:
     assert not isinstance(found, list) and found.reason == "not-html"
     assert len(find_page(records, "shop.test")) == 5  # type: ignore[arg-type]
     assert find_page(records, "nowhere") == []
+    found = find_page(records, "/b")  # inside three URLs, at the end of one
+    assert not isinstance(found, list) and found.url == "http://shop.test/b"
