@@ -2,11 +2,12 @@
 enabled (embedded memory store, kept in a fresh JOBDIR), print a short summary of what was
 marked and write the HTML report.
 
-    python example_project/run_demo.py
+    python example_project/run_demo.py [--output DIR]   (default: example_project/output)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -20,19 +21,23 @@ os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 os.environ["SCRAPY_SETTINGS_MODULE"] = "demo.settings"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     from demo.site import DemoSite
     from scrapy.crawler import CrawlerProcess
     from scrapy.utils.project import get_project_settings
 
     from scrapy_templates.cli import main as cli
 
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--output", type=Path, default=HERE / "output", metavar="DIR")
+    output = parser.parse_args(argv).output.resolve()
     os.chdir(HERE)
-    out = HERE / "output" / "items.jsonl"
-    jobdir = HERE / "output" / "job"
+    out = output / "items.jsonl"
+    jobdir = output / "job"
     shutil.rmtree(jobdir, ignore_errors=True)
     settings = get_project_settings()
     settings.set("JOBDIR", str(jobdir), priority="cmdline")
+    settings.set("FEEDS", {str(out): settings.getdict("FEEDS")["output/items.jsonl"]}, "cmdline")
     with DemoSite() as site:
         process = CrawlerProcess(settings)
         crawler = process.create_crawler("site")
@@ -42,11 +47,12 @@ def main() -> int:
     items = [json.loads(line) for line in out.read_text(encoding="utf8").splitlines()]
     print_summary(items, stats, out)
     store = jobdir / "scrapy-templates.json"
-    report = HERE / "output" / "report.html"
+    report = output / "report.html"
     print()
     code = cli(["report", str(out), "--store", str(store), "-o", str(report)])
-    print(f"  inspect: scrapy-templates summary {out.relative_to(Path.cwd().parent)}")
-    print(f"           scrapy-templates state --store {store.relative_to(Path.cwd().parent)}")
+    print(f"  inspect: scrapy-templates summary {out}")
+    print(f"           scrapy-templates show {out} /articles/1-")
+    print(f"           scrapy-templates state --store {store}")
     return code
 
 
