@@ -119,7 +119,7 @@ def cmd_rules_show(args: argparse.Namespace, out: TextIO) -> int:
         )
         for row in rs.describe_rules():
             print(f"  {row['source']}\n    -> {row['target']}", file=out)
-            print(f"    {'; '.join(row['operations'])}", file=out)
+            print(f"    {'; '.join(row['changes'])}", file=out)
             print(f"    support {row['support']} pairs, fpr {row['fpr']:.4f}", file=out)
             if row["example"]:
                 print(f"    e.g. {row['example'][0]}\n      => {row['example'][1]}", file=out)

@@ -147,7 +147,7 @@ def cmd_state(args: argparse.Namespace, out: TextIO) -> int:
         rules = "-"
         if s.rules_version is not None:
             rules = f"v{s.rules_version}: " + (
-                f"{len(s.rules.rules)}" if s.rules is not None else "refused"
+                f"{len(s.rules.rules)} rules" if s.rules is not None else "refused"
             )
         model = region = "-"
         if s.model_version is not None:

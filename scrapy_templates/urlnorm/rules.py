@@ -288,6 +288,7 @@ class RuleSet:
                     "source": self.nodes[rule.source].glob,
                     "target": self.nodes[rule.target].glob,
                     "operations": [op.describe() for step in rule.steps for op in step],
+                    "changes": self._changes(rule),
                     "chain": len(rule.steps),
                     "support": rule.support,
                     "fpr": rule.fpr,
@@ -295,6 +296,32 @@ class RuleSet:
                 }
             )
         return rows
+
+    def _changes(self, rule: Rule) -> list[str]:
+        """What a rule changes, for people: its operations without the ones that leave a key
+        as the source node has it (``path_1 := path_1``, a ``keep`` of the value the node
+        fixes), and ``drop K`` for each key of the source node the first step does not write; each
+        change once, though a chain may repeat it."""
+        node = self.nodes[rule.source]
+        fixed: dict[str, Token] = {}
+        nid: int | None = rule.source
+        while nid is not None:
+            fixed = {**self.nodes[nid].fixed, **fixed}
+            nid = self.nodes[nid].parent
+        changes = []
+        for index, step in enumerate(rule.steps):
+            for op in step:
+                unchanged = op.source == op.key or (
+                    index == 0 and op.kind == "keep" and fixed.get(op.key) == op.value
+                )
+                if not unchanged:
+                    changes.append(op.describe())
+        written = {op.key for op in rule.steps[0]} if rule.steps else set()
+        present = node.known | {k for k, v in fixed.items() if v is not ABSENT}
+        for key in sorted(present - written):
+            if key not in AUTHORITY_KEYS and not key.startswith("host_"):
+                changes.append(f"drop {key}")
+        return list(dict.fromkeys(changes))
 
     def to_json(self) -> dict[str, Any]:
         return {

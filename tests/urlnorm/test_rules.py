@@ -28,6 +28,31 @@ def test_explain_names_the_rule() -> None:
     assert _MIRROR.explain("http://www.example.com/about").reason == "no rule for this pattern"
 
 
+def test_describe_rules_lists_what_each_rule_changes() -> None:
+    [row] = _QUERY.describe_rules()
+    assert row["source"] == "http://q.example/page?k1=a&k2=*&k3=*&k4=c&k5=*"
+    assert row["changes"] == ["drop ?k3", "drop ?k5"]  # not the keys the rule leaves alone
+    assert "?k2 := ?k2" in row["operations"] and row["chain"] == 1
+    before, after = row["example"]
+    assert _QUERY.apply(before) == after
+
+
+def test_describe_rules_follows_a_chain_and_names_each_change_once() -> None:
+    rows = {row["source"]: row for row in _MIRROR.describe_rules()}
+    chained = rows["http://www.example.com/*/show.php?pageid=*&sid=*"]
+    assert chained["chain"] == 2
+    assert chained["changes"] == [
+        "ignore path_0 (use 'archive1')",
+        "path_1 := ?pageid",
+        "keep path_2='display'",
+        "drop ?sid",
+        "drop ?pageid",
+        "drop ext",
+    ]
+    supports = [row["support"] for row in _MIRROR.describe_rules()]
+    assert supports == sorted(supports, reverse=True)
+
+
 def _tampered(change) -> str:
     data = json.loads(_MIRROR.dumps())
     change(data)
