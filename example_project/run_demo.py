@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     code = cli(["report", str(out), "--store", str(store), "-o", str(report)])
     print(f"  inspect: scrapy-templates summary {out}")
-    print(f"           scrapy-templates show {out} /articles/1-")
+    article = next((i["url"] for i in items if "/articles/" in i["url"]), items[0]["url"])
+    print(f"           scrapy-templates show {out} '{article}'")
     print(f"           scrapy-templates state --store {store}")
     return code
 

@@ -3,13 +3,16 @@ report is."""
 
 from __future__ import annotations
 
+import io
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import lxml.html
 
+from scrapy_templates.cli import main as cli
 from tests.conftest import ROOT
 
 
@@ -30,6 +33,9 @@ def test_demo_crawl_writes_items_and_the_report(tmp_path: Path) -> None:
         lines[-1]
         == f"           scrapy-templates state --store {tmp_path}/job/scrapy-templates.json"
     )
+    suggested = shlex.split(lines[-2])
+    assert suggested[:3] == ["scrapy-templates", "show", str(tmp_path / "items.jsonl")]
+    assert cli(suggested[1:], io.StringIO()) == 0, "the suggested show command finds its page"
     doc = lxml.html.fromstring(report.read_bytes())
     site = doc.get_element_by_id("site-0")
     assert len(site.find_class("rules")[0].findall("tr")) > 1, "the learned URL rules are shown"

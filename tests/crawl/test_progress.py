@@ -11,13 +11,23 @@ from scrapy.utils.test import get_crawler
 from scrapy_templates.crawl.progress import ProgressLog
 
 
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def _progress(**settings: object) -> ProgressLog:
     crawler = get_crawler(settings_dict={"TEMPLATES_LOGSTATS_INTERVAL": 30.0, **settings})
     return ProgressLog.from_crawler(crawler)
 
 
 def test_message_reads_the_stats() -> None:
-    progress = _progress(TEMPLATES_URL_RULES=True)
+    clock = Clock()
+    progress = ProgressLog(get_crawler().stats, 30.0, url_rules=True, clock=clock)  # type: ignore[arg-type]
+    clock.now += 30
     stats = progress.stats
     stats.set_value("templates/items_marked", 40)
     stats.set_value("templates/text_chars", 1000)
@@ -33,8 +43,9 @@ def test_message_reads_the_stats() -> None:
         "3 items not marked; URL rules in force 3, requests rewritten 12, dropped 5"
     )
     stats.set_value("templates/items_marked", 55)
+    clock.now += 10  # the closing line comes before a whole interval has passed
     line, args = progress.message()
-    assert "marked 55 pages (at 30 pages/min)" in line % args
+    assert "marked 55 pages (at 90 pages/min)" in line % args
 
 
 def test_before_any_page_and_without_url_rules() -> None:
