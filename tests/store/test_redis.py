@@ -38,3 +38,14 @@ async def test_unreachable_redis_is_an_outage() -> None:
     with pytest.raises(StoreUnavailable):
         await store.ping()
     await store.close()
+
+
+async def test_memory_usage_counts_every_key_under_the_prefix(redis_server: RedisServer) -> None:
+    client = redis.Redis.from_url(redis_server.url)
+    client.mset({f"usage:k{i}": "x" * 50 for i in range(2500)})  # more than one batch
+    client.set("usage-other:k", "not ours")
+    expected = sum(int(client.memory_usage(f"usage:k{i}", samples=0) or 0) for i in range(2500))
+    store = RedisStore(redis_server.url, prefix="usage")
+    await store.open()
+    assert await store.memory_usage() == (2500, expected)
+    await store.close()
