@@ -43,6 +43,15 @@ def _sqlite_gold(doc: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
     return [body]
 
 
+def _gtkdoc_gold(doc: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    body = doc.find("body")
+    if body is None:
+        return []
+    for el in body.cssselect("table.navigation, div.footer"):
+        el.drop_tree()
+    return [body]
+
+
 SITES = {
     "sqlite": Site(
         "sqlite",
@@ -67,6 +76,22 @@ SITES = {
         "/git.html",
         lambda doc: doc.cssselect("#content"),
         "#content (the asciidoc document body)",
+    ),
+    "gtk3": Site(
+        "gtk3",
+        "libgtk-3-doc",
+        Path("/usr/share/gtk-doc/html/gtk3"),
+        "/index.html",
+        _gtkdoc_gold,
+        "body without table.navigation and div.footer (gtk-doc's navigation bar and footer)",
+    ),
+    "javadoc": Site(
+        "javadoc",
+        "libcommons-lang3-java-doc",
+        Path("/usr/share/doc/libcommons-lang3-java/api"),
+        "/index.html",
+        lambda doc: doc.cssselect("main"),
+        "main (the javadoc page body of Apache Commons Lang 3)",
     ),
 }
 

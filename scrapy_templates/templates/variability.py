@@ -1,0 +1,157 @@
+"""How much a layout block's text varies across the pages of one layout: Webstemmer's DiffScore.
+
+Exact counting (``000_…``) needs byte-identical copies, so a breadcrumb whose last step names
+the page, a menu that marks the current section, or a footer with the date is a different
+pagelet on every page. Webstemmer (``001_…`` step 4) aligns the layout blocks of pages of one
+layout and scores each block by how much its text differs between pages:
+
+    DiffScore(E) = Σ_pairs (w(s1) + w(s2) − 2·|MCS(s1, s2)|) / Σ_pairs (w(s1) + w(s2))
+
+where ``w`` counts letters and ``MCS`` is the maximum common subsequence. A block with a low
+score is static (navigation, banners) even when no two copies are identical; article text
+scores near 1. Thor's cross-page subtree filtering (``004_…`` §VI) makes the same cut between
+static and dynamic subtrees by content similarity.
+
+Evidence stays cheap and bounded: a block is keyed by its tag path and its rank among the
+page's blocks of that path, and keeps a reservoir of a few word sequences, each cut to a few
+dozen words; the common subsequence is over words, weighted by their letters (digits weigh
+nothing, as in Webstemmer, so dates and counters never make a block look dynamic).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+_WORD = re.compile(r"\w+")
+_LETTER = re.compile(r"[^\W\d_]")
+
+BlockKey = tuple[str, int]
+Words = tuple[str, ...]
+
+
+def words(text: str, limit: int) -> Words:
+    """The first ``limit`` words of ``text``, lowercased."""
+    out: list[str] = []
+    for match in _WORD.finditer(text.lower()):
+        out.append(match.group())
+        if len(out) >= limit:
+            break
+    return tuple(out)
+
+
+def weight(word: str) -> int:
+    """Letters in a word: what a word weighs in the common subsequence."""
+    return len(_LETTER.findall(word))
+
+
+def common_weight(a: Words, b: Words) -> int:
+    """Letter weight of the heaviest common subsequence of two word sequences."""
+    if not a or not b:
+        return 0
+    previous = [0] * (len(b) + 1)
+    for word_a in a:
+        current = [0]
+        w = weight(word_a)
+        for j, word_b in enumerate(b):
+            if word_a == word_b:
+                current.append(previous[j] + w)
+            else:
+                current.append(max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
+
+
+def block_keys(paths: Sequence[str]) -> list[BlockKey]:
+    """Each block's key: its tag path and how many blocks of the same path came before it."""
+    seen: dict[str, int] = {}
+    keys = []
+    for path in paths:
+        rank = seen.get(path, 0)
+        seen[path] = rank + 1
+        keys.append((path, rank))
+    return keys
+
+
+@dataclass
+class BlockSamples:
+    """A bounded reservoir of one block's word sequences and its DiffScore over them."""
+
+    size: int
+    pages: int = 0
+    samples: list[tuple[int, Words]] = field(default_factory=list)
+    _pairs: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    _next_id: int = 0
+
+    def add(self, text: Words, rng: random.Random) -> None:
+        self.pages += 1
+        if len(self.samples) < self.size:
+            slot = len(self.samples)
+            self.samples.append((-1, ()))
+        else:
+            slot = rng.randrange(self.pages)
+            if slot >= self.size:
+                return
+            old = self.samples[slot][0]
+            self._pairs = {k: v for k, v in self._pairs.items() if old not in k}
+        new = self._next_id
+        self._next_id += 1
+        self.samples[slot] = (new, text)
+        w_new = sum(weight(w) for w in text)
+        for other, other_text in self.samples:
+            if other != new:
+                total = w_new + sum(weight(w) for w in other_text)
+                self._pairs[(other, new)] = (total, total - 2 * common_weight(text, other_text))
+
+    def diff_score(self) -> float | None:
+        """0 when every sampled copy is the same text, 1 when no two share a word; ``None``
+        while fewer than two copies with letters were sampled."""
+        total = sum(t for t, _ in self._pairs.values())
+        return sum(d for _, d in self._pairs.values()) / total if total else None
+
+
+@dataclass
+class LayoutBlocks:
+    """The blocks of one layout (a site, or a layout cluster of it) with their evidence.
+
+    ``min_pages``: pages a block must have been seen on before it can be called static;
+    ``min_share``: and at least this share of the layout's pages; ``max_diff``: the DiffScore
+    at or below which it is static. At most ``max_blocks`` blocks are tracked."""
+
+    samples: int = 6
+    words: int = 40
+    min_pages: int = 5
+    min_share: float = 0.5
+    max_diff: float = 0.25
+    max_blocks: int = 2_000
+    pages: int = 0
+    blocks: dict[BlockKey, BlockSamples] = field(default_factory=dict)
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+
+    def add(self, paths: Sequence[str], texts: Sequence[str]) -> None:
+        """Record one page's blocks."""
+        self.pages += 1
+        for key, text in zip(block_keys(paths), texts, strict=True):
+            block = self.blocks.get(key)
+            if block is None:
+                if len(self.blocks) >= self.max_blocks:
+                    continue
+                block = self.blocks[key] = BlockSamples(self.samples)
+            block.add(words(text, self.words), self.rng)
+
+    def static(self, paths: Sequence[str]) -> list[bool]:
+        """Which of a page's blocks are static in this layout."""
+        flags = []
+        for key in block_keys(paths):
+            block = self.blocks.get(key)
+            score = None
+            if (
+                block is not None
+                and block.pages >= self.min_pages
+                and block.pages >= self.min_share * self.pages
+            ):
+                score = block.diff_score()
+            flags.append(score is not None and score <= self.max_diff)
+        return flags

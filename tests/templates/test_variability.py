@@ -1,0 +1,127 @@
+"""Block variability: DiffScore over bounded samples, and the blocks it calls static."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from scrapy_templates.templates.variability import (
+    BlockSamples,
+    LayoutBlocks,
+    block_keys,
+    common_weight,
+    words,
+)
+
+ARTICLES = [
+    "The river rose overnight and the bridge closed before dawn.",
+    "A new telescope photographed the ring around a distant planet.",
+    "Voters in the island election waited hours to cast a ballot.",
+    "Factory exports fell for a third month as orders slowed down.",
+    "The library opens a reading room for children on Saturdays.",
+    "Coaches agreed on a method to train young players in winter.",
+    "Hospital staff tested a faster way to register new patients.",
+    "Credit networks failed for an hour across the northern region.",
+]
+
+
+def test_words_and_weights() -> None:
+    assert words("Home › Products, 2024-05-31!", 10) == ("home", "products", "2024", "05", "31")
+    assert words("a b c d", 2) == ("a", "b")
+    a, b = words("you are here home sport", 9), words("you are here home world", 9)
+    assert common_weight(a, b) == len("youareherehome")
+    assert common_weight(words("updated 2024 05 31", 9), words("updated 2025 01 02", 9)) == 7
+
+
+def test_block_keys_rank_blocks_of_one_path() -> None:
+    paths = ["body/nav", "body/main/p", "body/main/p", "body/footer", "body/main/p"]
+    assert block_keys(paths) == [
+        ("body/nav", 0),
+        ("body/main/p", 0),
+        ("body/main/p", 1),
+        ("body/footer", 0),
+        ("body/main/p", 2),
+    ]
+
+
+def test_diff_score_is_zero_for_copies_and_near_one_for_articles() -> None:
+    rng = random.Random(1)
+    same, varied = BlockSamples(6), BlockSamples(6)
+    for text in ARTICLES:
+        same.add(words("About Contact Privacy policy", 40), rng)
+        varied.add(words(text, 40), rng)
+    assert same.diff_score() == 0.0
+    assert (varied.diff_score() or 0) > 0.8
+    assert len(varied.samples) == 6 and varied.pages == len(ARTICLES)
+
+
+def test_a_block_without_letters_has_no_score() -> None:
+    block = BlockSamples(4)
+    for n in range(5):
+        block.add(words(f"{n} / {n + 1}", 40), random.Random(n))
+    assert block.diff_score() is None
+
+
+def _pages(*blocks_per_page: list[tuple[str, str]]) -> LayoutBlocks:
+    layout = LayoutBlocks()
+    for blocks in blocks_per_page:
+        layout.add([p for p, _ in blocks], [t for _, t in blocks])
+    return layout
+
+
+def test_breadcrumb_that_names_the_page_is_static_and_the_article_is_not() -> None:
+    pages = [
+        [
+            ("body/div.crumbs", f"You are here: Home › News › World › {text.split()[1].title()}"),
+            ("body/main/p", text),
+        ]
+        for text in ARTICLES
+    ]
+    layout = _pages(*pages)
+    assert layout.static(["body/div.crumbs", "body/main/p"]) == [True, False]
+
+
+def test_menu_with_a_current_item_and_a_dated_footer_are_static() -> None:
+    sections = ["World", "Science", "Culture", "Sport", "Travel", "Money"]
+    pages = []
+    for n, text in enumerate(ARTICLES[:6]):
+        menu = " ".join(f"{s} (current)" if i == n else s for i, s in enumerate(sections))
+        pages.append(
+            [
+                ("body/nav/ul", f"Home {menu} About us"),
+                ("body/main/p", text),
+                ("body/footer/p", f"© The Daily Demo. Page updated 2026-0{n + 1}-1{n} 10:0{n}"),
+            ]
+        )
+    layout = _pages(*pages)
+    assert layout.static(["body/nav/ul", "body/main/p", "body/footer/p"]) == [True, False, True]
+
+
+def test_evidence_thresholds() -> None:
+    pages = [[("body/aside", "Newsletter every Sunday")] for _ in range(4)]
+    assert _pages(*pages).static(["body/aside"]) == [False], "4 pages: under min_pages"
+    rare = [[("body/p", "x")] for _ in range(20)] + [
+        [("body/p", "x"), ("body/aside", "Newsletter every Sunday")] for _ in range(6)
+    ]
+    layout = _pages(*rare)
+    assert layout.static(["body/p", "body/aside"]) == [True, False], "aside: 6 of 26 pages only"
+    assert layout.static(["body/new"]) == [False]
+
+
+def test_blocks_are_bounded() -> None:
+    layout = LayoutBlocks(max_blocks=3)
+    layout.add([f"body/p{i}" for i in range(10)], ["text"] * 10)
+    assert len(layout.blocks) == 3
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_reservoir_replacements_keep_the_score_consistent(seed: int) -> None:
+    rng = random.Random(seed)
+    block = BlockSamples(3)
+    for text in ARTICLES * 3:
+        block.add(words(text, 40), rng)
+    fresh = BlockSamples(3)
+    for _, text in block.samples:
+        fresh.add(text, random.Random(0))
+    assert block.diff_score() == pytest.approx(fresh.diff_score())
