@@ -83,6 +83,41 @@ SETTINGS: tuple[Setting, ...] = (
         "Content text is taken from the deepest element holding this share of the page's non-template text (0 keeps every non-template pagelet).",
     ),
     Setting(
+        "TEMPLATES_LAYOUT",
+        True,
+        "Layout-aware templates: group a site's pages into layout clusters and flag blocks whose text barely varies across a cluster (Webstemmer DiffScore, 001_…; Thor, 004_…) besides exact counting.",
+    ),
+    Setting(
+        "TEMPLATES_LAYOUT_SIMILARITY",
+        0.5,
+        "Cosine similarity of TF-IDF pagelet-path signatures at which a page joins a layout cluster rather than starting one.",
+    ),
+    Setting(
+        "TEMPLATES_LAYOUT_MAX_CLUSTERS",
+        12,
+        "Layout clusters per site at most; past it a page joins the nearest cluster.",
+    ),
+    Setting(
+        "TEMPLATES_BLOCK_DIFF_MAX",
+        0.25,
+        "A block (tag path and rank) whose DiffScore across its cluster is at most this is static, i.e. template (0: identical copies, 1: no word in common).",
+    ),
+    Setting(
+        "TEMPLATES_BLOCK_MIN_PAGES",
+        5,
+        "Pages of a layout cluster a block must have been seen on before its DiffScore counts.",
+    ),
+    Setting(
+        "TEMPLATES_BLOCK_MIN_SHARE",
+        0.5,
+        "…and at least this share of the cluster's pages.",
+    ),
+    Setting(
+        "TEMPLATES_BLOCK_SAMPLES",
+        6,
+        "Text samples kept per block (a reservoir of its first words) to compute its DiffScore.",
+    ),
+    Setting(
         "TEMPLATES_SITE",
         "host",
         "How pages are grouped into sites: 'host', 'domain' (registered domain) or a dotted path to a function url -> site.",

@@ -160,7 +160,12 @@ class RelearnExtension:
 
     async def _relearn_models(self, sites: list[str], *, final: bool = False) -> None:
         """Relearn the sites' models; ``final`` (spider close) prunes whatever the page count,
-        so the store a crawl leaves behind holds no counter at 1."""
+        so the store a crawl leaves behind holds no counter at 1. Each process settles its
+        own layout clusters first (they are not shared)."""
+        if self.state.layout:
+            for site in sites:
+                clusters = self.state.blocks(site).recompute()
+                self._set(f"templates/layout/clusters/{site}", clusters)
         for site in sites:
             lock = f"model:{site}"
             if not await self.store.acquire(lock, self.state.owner, self.lock_ttl):

@@ -217,12 +217,23 @@ class TemplatePipeline:
         )
         counts = dict(zip(fingerprints, obs.counts, strict=True))
         flags = self._flags(page, support, obs.pages)
+        static = [False] * len(flags)
+        layout = None
+        if self.state.layout:
+            layout, by_layout = self.state.blocks(site).observe(
+                [p.path for p in page.pagelets], [p.text for p in page.pagelets]
+            )
+            static = [
+                s and not f and p.fingerprint != 0
+                for s, f, p in zip(by_layout, flags, page.pagelets, strict=True)
+            ]
+            flags = [f or s for f, s in zip(flags, static, strict=True)]
         kept = self._content(site, page, flags)
         marks = []
         content = []
         template_chars = total_chars = 0
         outside = 0
-        for pagelet, flag, text in zip(page.pagelets, flags, kept, strict=True):
+        for pagelet, flag, text, is_static in zip(page.pagelets, flags, kept, static, strict=True):
             total_chars += len(pagelet.text)
             in_main = text is not None
             if flag:
@@ -237,6 +248,8 @@ class TemplatePipeline:
                 "pages": counts.get(pagelet.fingerprint, 0),
                 "template": flag,
             }
+            if is_static:
+                mark["static"] = True
             if not flag and not in_main:
                 mark["outside_main"] = True
             marks.append(mark)
@@ -245,6 +258,7 @@ class TemplatePipeline:
         self._inc("templates/pagelets_template", n_template)
         self._inc("templates/pagelets_content", len(flags) - n_template - outside)
         self._inc("templates/pagelets_outside_main", outside)
+        self._inc("templates/pagelets_static", sum(static))
         self._inc("templates/text_chars", total_chars)
         self._inc("templates/template_chars", template_chars)
         info: dict[str, Any] = {
@@ -254,6 +268,11 @@ class TemplatePipeline:
             "template_share": round(template_chars / total_chars, 4) if total_chars else 0.0,
             "simhash": f"{page.simhash:016x}",
         }
+        if layout is not None:
+            info["layout"] = layout
+        main_path = self._main_paths.get(site)
+        if main_path:
+            info["main_path"] = main_path
         if page.notes:
             info["notes"] = page.notes
         if self.store.down:

@@ -8,6 +8,7 @@ disconnects.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import socket
@@ -21,8 +22,10 @@ from scrapy.settings import BaseSettings
 from scrapy_templates.crawl.stores import build_store
 from scrapy_templates.store.resilient import ResilientStore
 from scrapy_templates.templates.decide import Thresholds
+from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.model import TemplateModel
 from scrapy_templates.templates.region import SiteRegion
+from scrapy_templates.templates.variability import LayoutBlocks, SiteBlocks
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +66,17 @@ class CrawlState:
         )
         self.region_share = s.getfloat("TEMPLATES_MAIN_REGION_SHARE")
         self.regions: dict[str, SiteRegion] = {}
+        self.layout = s.getbool("TEMPLATES_LAYOUT")
+        self._layout_similarity = s.getfloat("TEMPLATES_LAYOUT_SIMILARITY")
+        self._layout_max_clusters = s.getint("TEMPLATES_LAYOUT_MAX_CLUSTERS")
+        self._new_blocks = functools.partial(
+            LayoutBlocks,
+            samples=s.getint("TEMPLATES_BLOCK_SAMPLES"),
+            min_pages=s.getint("TEMPLATES_BLOCK_MIN_PAGES"),
+            min_share=s.getfloat("TEMPLATES_BLOCK_MIN_SHARE"),
+            max_diff=s.getfloat("TEMPLATES_BLOCK_DIFF_MAX"),
+        )
+        self.site_blocks: dict[str, SiteBlocks] = {}
         self.models: dict[str, TemplateModel] = {}
         self.new_pages: dict[str, int] = {}
         # who holds a lock: unique per process and per crawler within it
@@ -90,6 +104,14 @@ class CrawlState:
         found = self.regions.get(site)
         if found is None:
             found = self.regions[site] = SiteRegion(self.region_share)
+        return found
+
+    def blocks(self, site: str) -> SiteBlocks:
+        """The site's layout clusters and block evidence (this process's own)."""
+        found = self.site_blocks.get(site)
+        if found is None:
+            layouts = SiteLayouts(self._layout_similarity, self._layout_max_clusters)
+            found = self.site_blocks[site] = SiteBlocks(layouts, self._new_blocks)
         return found
 
     def main_path(self, site: str) -> str | None:

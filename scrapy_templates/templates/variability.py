@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+from scrapy_templates.templates.layout import SiteLayouts
 
 _WORD = re.compile(r"\w+")
 _LETTER = re.compile(r"[^\W\d_]")
@@ -155,3 +157,29 @@ class LayoutBlocks:
                 score = block.diff_score()
             flags.append(score is not None and score <= self.max_diff)
         return flags
+
+
+@dataclass
+class SiteBlocks:
+    """A site's layout clusters and, per cluster, its blocks' evidence: the layout-aware
+    counterpart of exact counting, kept in each process."""
+
+    layouts: SiteLayouts
+    blocks_of: Callable[[], LayoutBlocks]
+    blocks: dict[int, LayoutBlocks] = field(default_factory=dict)
+
+    def observe(self, paths: Sequence[str], texts: Sequence[str]) -> tuple[int, list[bool]]:
+        """Record a page; its layout cluster and which of its blocks are static there."""
+        ident = self.layouts.assign(paths)
+        blocks = self.blocks.get(ident)
+        if blocks is None:
+            blocks = self.blocks[ident] = self.blocks_of()
+        blocks.add(paths, texts)
+        return ident, blocks.static(paths)
+
+    def recompute(self) -> int:
+        """Settle the layout clusters (k-means); evidence of clusters that emptied goes.
+        Returns the number of clusters."""
+        sizes = self.layouts.recompute()
+        self.blocks = {ident: b for ident, b in self.blocks.items() if ident in sizes}
+        return len(sizes)
