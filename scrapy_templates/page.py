@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
@@ -89,7 +89,7 @@ class Pagelet:
     ``fingerprint`` is 0 for a pagelet without letters or digits; such pagelets are never
     counted. ``pattern`` is the number-blind fingerprint of a pagelet with digits (0 for
     one without). ``position`` is the chain of child indexes from the partition root, so pagelets
-    under one element share a prefix.
+    under one element share a prefix. ``anchors`` holds the text of each link of ``hrefs``.
     """
 
     path: str
@@ -98,6 +98,7 @@ class Pagelet:
     fingerprint: int
     pattern: int = 0
     position: tuple[int, ...] = ()
+    anchors: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -112,6 +113,7 @@ class Page:
     notes: list[str] = field(default_factory=list)
     elements: list[lxml.etree._Element] = field(default_factory=list, repr=False)
     canonical: str | None = None
+    h1: str = ""
 
     @property
     def text(self) -> str:
@@ -143,6 +145,24 @@ class Page:
             for el in level
         )
         return "\n".join(t for t in texts if t) or None
+
+    def blocks(self, indexes: Iterable[int], limit: int = 60) -> list[str]:
+        """Texts of the heading, paragraph, list-item and link elements inside the pagelets
+        at ``indexes`` (Webstemmer's layout blocks, finer than pagelets), at most ``limit``."""
+        out: list[str] = []
+        for index in indexes:
+            if index >= len(self.elements):
+                continue
+            for el in self.elements[index].iter(*_TITLE_BLOCKS):
+                text = _clean(" ".join(el.itertext()))
+                if text:
+                    out.append(text)
+                    if len(out) >= limit:
+                        return out
+        return out
+
+
+_TITLE_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "dt", "td", "a", "strong", "b")
 
 
 def _decode(html: str | bytes, max_bytes: int, notes: list[str]) -> bytes:
@@ -204,6 +224,12 @@ def _link_counts(root: lxml.etree._Element) -> dict[lxml.etree._Element, int]:
     return counts
 
 
+def _anchor_text(anchor: lxml.etree._Element) -> str:
+    if len(anchor):
+        return _clean(" ".join(anchor.itertext()))
+    return _clean(anchor.text or "")
+
+
 @dataclass(frozen=True, slots=True)
 class _Close:
     """End of a split element: flush its loose text, then leave it."""
@@ -220,7 +246,7 @@ def partition(
     # The root step is the bare tag: a body's class or id usually names the page type
     # ("manpage", "single-post"), which would split one site's paths at the first step.
     split = {el.getparent() for el, n in _link_counts(root).items() if n >= k}
-    found: list[tuple[str, str, tuple[str, ...], tuple[int, ...]]] = []
+    found: list[tuple[str, str, tuple[str, ...], tuple[int, ...], tuple[str, ...]]] = []
     elements: list[lxml.etree._Element] = []
     loose: list[str] = []
     # An explicit stack in document order (no recursive closure: a closure that refers to
@@ -238,7 +264,7 @@ def partition(
             loose.clear()
             if text:
                 owner, path, position = owners[-1] if entry is None else entry.owner
-                found.append((path + "/text()", text, (), position))
+                found.append((path + "/text()", text, (), position, ()))
                 elements.append(owner)
             continue
         if isinstance(entry, str):
@@ -258,15 +284,17 @@ def partition(
             stack.extend(reversed(todo))
             continue
         text = _clean(lxml.etree.tostring(el, method="text", encoding="unicode", with_tail=False))
-        hrefs = tuple(href for a in el.iter("a") if (href := a.get("href")) is not None)
-        if text or hrefs:
-            found.append((path, text, hrefs, position))
+        links = [a for a in el.iter("a") if a.get("href") is not None]
+        if text or links:
+            hrefs = tuple(a.get("href", "") for a in links)
+            anchors = tuple(_anchor_text(a) for a in links)
+            found.append((path, text, hrefs, position, anchors))
             elements.append(el)
 
-    fps = text_fingerprints([text for _, text, _, _ in found])
+    fps = text_fingerprints([found_text for _, found_text, _, _, _ in found])
     pagelets = [
-        Pagelet(path, text, hrefs, fp, pattern, position)
-        for (path, text, hrefs, position), fp, pattern in zip(
+        Pagelet(path, text, hrefs, fp, pattern, position, anchors)
+        for (path, text, hrefs, position, anchors), fp, pattern in zip(
             found, fps.exact, fps.patterns, strict=True
         )
     ]
@@ -301,6 +329,8 @@ def parse_page(
         raise PageError("empty", "no element in the document")
     title_el = doc.find(".//title")
     title = _clean("".join(title_el.itertext())) if title_el is not None else ""
+    h1_el = doc.find(".//h1")
+    h1 = _clean(" ".join(h1_el.itertext())) if h1_el is not None else ""
     canonical = _canonical(doc, url)
     lxml.etree.strip_elements(doc, *_INVISIBLE, with_tail=False)
     for el in doc.iter(*BLOCK_TAGS):
@@ -311,7 +341,7 @@ def parse_page(
     pagelets, elements, page_simhash = partition(root, k)
     text = "\n".join(p.text for p in pagelets)
     text_hash = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-    return Page(url, pagelets, title, page_simhash, text_hash, notes, elements, canonical)
+    return Page(url, pagelets, title, page_simhash, text_hash, notes, elements, canonical, h1)
 
 
 def _canonical(doc: lxml.etree._Element, url: str) -> str | None:

@@ -191,3 +191,18 @@ def test_canonical_link_is_made_absolute() -> None:
     html = '<html><head><link rel="Canonical" href="/a/b"></head><body><p>x</p></body></html>'
     assert parse_page(html, "http://h.example/print/b?x=1").canonical == "http://h.example/a/b"
     assert parse_page("<html><body><p>x</p></body></html>", "http://h.example/").canonical is None
+
+
+def test_first_h1_and_the_blocks_inside_chosen_pagelets() -> None:
+    nav = "<nav>" + "".join(f'<a href="/{i}">Section {i}</a>' for i in range(4)) + "</nav>"
+    html = (
+        f"<html><body>{nav}<main><h1>First <em>heading</em></h1><h1>Second</h1>"
+        "<p>One paragraph.</p><ul><li>An item</li></ul></main></body></html>"
+    )
+    page = parse_page(html, "http://x.test/")
+    assert page.h1 == "First heading"
+    main = next(i for i, p in enumerate(page.pagelets) if p.path.endswith("main"))
+    assert page.blocks([main]) == ["First heading", "Second", "One paragraph.", "An item"]
+    assert page.blocks([main], limit=2) == ["First heading", "Second"]
+    nav_index = next(i for i, p in enumerate(page.pagelets) if "nav" in p.path)
+    assert page.pagelets[nav_index].anchors[:2] == ("Section 0", "Section 1")

@@ -33,6 +33,7 @@ from scrapy_templates.sites import BUILTIN_SITES, SiteFunction, page_id
 from scrapy_templates.store.base import Observation, StoreError
 from scrapy_templates.templates.decide import main_region, mark_pagelets
 from scrapy_templates.templates.region import in_region
+from scrapy_templates.templates.title import AnchorIndex, choose_title
 
 logger = logging.getLogger(__name__)
 
@@ -229,6 +230,7 @@ class TemplatePipeline:
             ]
             flags = [f or s for f, s in zip(flags, static, strict=True)]
         kept = self._content(site, page, flags)
+        title, title_from = self._title(site, page, flags)
         marks = []
         content = []
         template_chars = total_chars = 0
@@ -268,6 +270,9 @@ class TemplatePipeline:
             "template_share": round(template_chars / total_chars, 4) if total_chars else 0.0,
             "simhash": f"{page.simhash:016x}",
         }
+        if title:
+            info["title"] = title[: self.snippet * 2]
+            info["title_from"] = title_from
         if layout is not None:
             info["layout"] = layout
         main_path = self._main_paths.get(site)
@@ -289,6 +294,22 @@ class TemplatePipeline:
         if not self.keep_html:
             del adapter[self.html_field]
         return content_hash
+
+    def _title(self, site: str, page: Page, flags: list[bool]) -> tuple[str, str]:
+        """The page's title (Webstemmer's anchor-text match, ``<h1>`` / ``<title>`` fallback);
+        the links of its content blocks become anchor evidence for the pages they name."""
+        anchors = self.state.anchors.get(site)
+        if anchors is None:
+            anchors = self.state.anchors[site] = AnchorIndex()
+        pagelets = page.pagelets
+        for pagelet, flag in zip(pagelets, flags, strict=True):
+            if not flag:
+                for href, text in zip(pagelet.hrefs, pagelet.anchors, strict=True):
+                    if " " in text:
+                        anchors.add(page_id(urljoin(page.url, href)), text)
+        anchor = anchors.get(page_id(page.url))
+        blocks = page.blocks(i for i, f in enumerate(flags) if not f) if anchor else []
+        return choose_title(anchor, blocks, page.h1, page.title)
 
     def _flags(self, page: Page, support: dict[int, int], pages_seen: int) -> list[bool]:
         return mark_pagelets(

@@ -25,6 +25,7 @@ from scrapy_templates.templates.decide import Thresholds
 from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.model import TemplateModel
 from scrapy_templates.templates.region import SiteRegion
+from scrapy_templates.templates.title import AnchorIndex
 from scrapy_templates.templates.variability import LayoutBlocks, SiteBlocks
 
 logger = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ class CrawlState:
             max_diff=s.getfloat("TEMPLATES_BLOCK_DIFF_MAX"),
         )
         self.site_blocks: dict[str, SiteBlocks] = {}
+        self.anchors: dict[str, AnchorIndex] = {}
         self.models: dict[str, TemplateModel] = {}
         self.new_pages: dict[str, int] = {}
         # who holds a lock: unique per process and per crawler within it

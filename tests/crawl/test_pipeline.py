@@ -330,3 +330,29 @@ async def test_layout_blocks_flag_a_breadcrumb_that_names_the_page() -> None:
     assert last["templates"]["layout"] == out[0]["templates"]["layout"]
     plain = await mark_all(make_pipeline(TEMPLATES_LAYOUT=False), items)
     assert "You are here" in plain[-1]["content_text"], "exact counting alone keeps it"
+
+
+async def test_title_comes_from_the_anchor_text_that_named_the_page() -> None:
+    listing = (
+        f"<html><head><title>Index</title></head><body>{NAV}<main><ul>"
+        '<li><a href="/story-1">River rises over the old bridge</a></li>'
+        '<li><a href="/story-2">Telescope finds a ring</a></li></ul></main></body></html>'
+    )
+    story = (
+        f"<html><head><title>Demo | Story</title></head><body>{NAV}<main>"
+        "<p class=kicker>News</p><h2>River rises over the old bridge</h2>"
+        f"<p>{STORIES[0]}</p></main></body></html>"
+    )
+    lone = f"<html><head><title>Lone page</title></head><body><p>{STORIES[1]}</p></body></html>"
+    items = [
+        {"url": "http://site.test/", "html": listing},
+        {"url": "http://site.test/story-1", "html": story},
+        {"url": "http://site.test/lone", "html": lone},
+    ]
+    out = await mark_all(make_pipeline(), items)
+    info = out[1]["templates"]
+    assert (info["title"], info["title_from"]) == ("River rises over the old bridge", "anchor")
+    assert (out[2]["templates"]["title"], out[2]["templates"]["title_from"]) == (
+        "Lone page",
+        "title",
+    )
