@@ -224,8 +224,12 @@ class TemplatePipeline:
             layout, by_layout = self.state.blocks(site).observe(
                 [p.path for p in page.pagelets], [p.text for p in page.pagelets]
             )
+            main_path = self.state.main_path(site) if self.main_share > 0 else None
             static = [
-                s and not f and p.fingerprint != 0
+                s
+                and not f
+                and p.fingerprint != 0
+                and (bool(p.hrefs) or (main_path is not None and not in_region(p.path, main_path)))
                 for s, f, p in zip(by_layout, flags, page.pagelets, strict=True)
             ]
             flags = [f or s for f, s in zip(flags, static, strict=True)]

@@ -312,7 +312,8 @@ def crumbed(n: int) -> str:
     """A page whose breadcrumb ends with the page's own name and whose footer has its date."""
     name = STORIES[n].split()[1].title()
     return (
-        f"<html><body>{NAV}<div class=crumbs>You are here: Home › News › World › {name}</div>"
+        f"<html><body>{NAV}<div class=crumbs>You are here: <a href='/'>Home</a> › "
+        f"<a href='/news'>News</a> › <a href='/news/world'>World</a> › {name}</div>"
         f"<main><h1>{name}</h1><p>{STORIES[n]}</p></main>"
         f"<footer><p>Page updated 2026-0{n + 1}-1{n}</p>{FOOTER}</footer></body></html>"
     )
@@ -355,4 +356,27 @@ async def test_title_comes_from_the_anchor_text_that_named_the_page() -> None:
     assert (out[2]["templates"]["title"], out[2]["templates"]["title_from"]) == (
         "Lone page",
         "title",
+    )
+
+
+async def test_a_static_looking_heading_inside_the_content_stays_content() -> None:
+    """ "Release notes of the X version" barely varies, but a block without links inside the
+    main region is left to exact counting: the layout model adds no flag there."""
+
+    def release(n: int) -> str:
+        return (
+            f"<html><body>{NAV}<main><h2>Release notes of the {STORIES[n].split()[1]} version</h2>"
+            f"<p>{STORIES[n]}</p><ul>{related}</ul></main>{FOOTER}</body></html>"
+        )
+
+    # three links in <main> split it, so the heading is a block of its own
+    related = "".join(f'<li><a href="/r{i}">{STORIES[i][:20]}</a></li>' for i in range(3))
+    items = [{"url": f"http://site.test/r{n}", "html": release(n)} for n in range(8)]
+    last = (await mark_all(make_pipeline(), items))[-1]
+    heading = next(p for p in last["pagelets"] if p["text"].startswith("Release"))
+    assert heading["path"].endswith("h2") and "static" not in heading
+    plain = (await mark_all(make_pipeline(TEMPLATES_LAYOUT=False), items))[-1]
+    assert [p["template"] for p in last["pagelets"]] == [p["template"] for p in plain["pagelets"]]
+    assert (
+        not heading["template"] and "Release notes of the networks version" in last["content_text"]
     )
