@@ -28,7 +28,7 @@ from scrapy.utils.misc import load_object
 
 from scrapy_templates.crawl.state import CrawlState, thresholds
 from scrapy_templates.crawl.urlrules import UrlRules
-from scrapy_templates.page import Page, PageError, parse_page
+from scrapy_templates.page import Page, PageError, Pagelet, parse_page
 from scrapy_templates.sites import BUILTIN_SITES, SiteFunction, page_id
 from scrapy_templates.store.base import Observation, StoreError
 from scrapy_templates.templates.decide import main_region, mark_pagelets
@@ -39,6 +39,15 @@ logger = logging.getLogger(__name__)
 
 _IGNORED = tuple(f".{ext}" for ext in IGNORED_EXTENSIONS)
 BOOTSTRAP_META = "templates_bootstrap"
+
+
+def _layout_may_flag(pagelet: Pagelet, main_path: str | None) -> bool:
+    """Whether a static block may be flagged template: when it lies outside the site's main
+    region, or inside it and holds links (breadcrumbs, menus); never when it contains the
+    region, nor a block without links inside it (a page type's headings are content)."""
+    if main_path is None or in_region(pagelet.path, main_path):
+        return bool(pagelet.hrefs)
+    return not main_path.startswith(pagelet.path + "/")
 
 
 def _site_function(value: Any) -> SiteFunction:
@@ -226,10 +235,7 @@ class TemplatePipeline:
             )
             main_path = self.state.main_path(site) if self.main_share > 0 else None
             static = [
-                s
-                and not f
-                and p.fingerprint != 0
-                and (bool(p.hrefs) or (main_path is not None and not in_region(p.path, main_path)))
+                s and not f and p.fingerprint != 0 and _layout_may_flag(p, main_path)
                 for s, f, p in zip(by_layout, flags, page.pagelets, strict=True)
             ]
             flags = [f or s for f, s in zip(flags, static, strict=True)]

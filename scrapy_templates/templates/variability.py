@@ -107,6 +107,12 @@ class BlockSamples:
                 total = w_new + sum(weight(w) for w in other_text)
                 self._pairs[(other, new)] = (total, total - 2 * common_weight(text, other_text))
 
+    @property
+    def varies(self) -> bool:
+        """Whether the sampled copies differ at all (digits included): identical copies are
+        exact counting's to judge, with its site-wide share."""
+        return len({text for _, text in self.samples}) > 1
+
     def diff_score(self) -> float | None:
         """0 when every sampled copy is the same text, 1 when no two share a word; ``None``
         while fewer than two copies with letters were sampled."""
@@ -144,7 +150,8 @@ class LayoutBlocks:
             block.add(words(text, self.words), self.rng)
 
     def static(self, paths: Sequence[str]) -> list[bool]:
-        """Which of a page's blocks are static in this layout."""
+        """Which of a page's blocks are static in this layout: near-constant text that is not
+        the same on every sampled page."""
         flags = []
         for key in block_keys(paths):
             block = self.blocks.get(key)
@@ -153,6 +160,7 @@ class LayoutBlocks:
                 block is not None
                 and block.pages >= self.min_pages
                 and block.pages >= self.min_share * self.pages
+                and block.varies
             ):
                 score = block.diff_score()
             flags.append(score is not None and score <= self.max_diff)

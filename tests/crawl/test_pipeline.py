@@ -380,3 +380,23 @@ async def test_a_static_looking_heading_inside_the_content_stays_content() -> No
     assert (
         not heading["template"] and "Release notes of the networks version" in last["content_text"]
     )
+
+
+@pytest.mark.parametrize(
+    ("path", "hrefs", "main_path", "expected"),
+    [
+        ("body/footer/p", (), "body/main", True),  # outside the region
+        ("body/main/div.crumbs", ("/",), "body/main", True),  # inside, with links
+        ("body/main/h2", (), "body/main", False),  # inside, without links
+        ("body/div.wrap", ("/",), "body/div.wrap/main", False),  # contains the region
+        ("body/nav", ("/",), None, True),  # no region yet: links decide
+        ("body/p", (), None, False),
+    ],
+)
+def test_where_the_layout_model_may_flag(
+    path: str, hrefs: tuple[str, ...], main_path: str | None, expected: bool
+) -> None:
+    from scrapy_templates.crawl.pipeline import _layout_may_flag
+    from scrapy_templates.page import Pagelet
+
+    assert _layout_may_flag(Pagelet(path, "text", hrefs, 1), main_path) is expected

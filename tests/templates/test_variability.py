@@ -99,14 +99,20 @@ def test_menu_with_a_current_item_and_a_dated_footer_are_static() -> None:
 
 
 def test_evidence_thresholds() -> None:
-    pages = [[("body/aside", "Newsletter every Sunday")] for _ in range(4)]
+    pages = [[("body/aside", f"Newsletter every Sunday {n}")] for n in range(4)]
     assert _pages(*pages).static(["body/aside"]) == [False], "4 pages: under min_pages"
-    rare = [[("body/p", "x")] for _ in range(20)] + [
-        [("body/p", "x"), ("body/aside", "Newsletter every Sunday")] for _ in range(6)
+    rare = [[("body/p", f"Page {n}")] for n in range(20)] + [
+        [("body/p", f"Page {n}"), ("body/aside", f"Newsletter every Sunday {n}")] for n in range(6)
     ]
     layout = _pages(*rare)
     assert layout.static(["body/p", "body/aside"]) == [True, False], "aside: 6 of 26 pages only"
     assert layout.static(["body/new"]) == [False]
+
+
+def test_identical_copies_are_left_to_exact_counting() -> None:
+    layout = _pages(*[[("body/footer", "About Contact Privacy")] for _ in range(10)])
+    assert layout.blocks[("body/footer", 0)].diff_score() == 0.0
+    assert layout.static(["body/footer"]) == [False]
 
 
 def test_blocks_are_bounded() -> None:
