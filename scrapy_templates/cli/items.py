@@ -101,10 +101,14 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
     )
     if why:
         print(f"note: {why}", file=out)
-    print("\nT template · C content · o outside the main region (not in the content)", file=out)
+    print(
+        "\nT template · t template by layout (varies little across its layout cluster) · "
+        "C content · o outside the main region (not in the content)",
+        file=out,
+    )
     rows: list[list[Any]] = [["", "pages", "tag path", "text"]]
     for p in record.pagelets:
-        mark = "T" if p.template else ("o" if p.outside_main else "C")
+        mark = ("t" if p.static else "T") if p.template else ("o" if p.outside_main else "C")
         rows.append([mark, p.pages, short_path(p.path, 48), p.text])
     table(rows, out)
     print("\ncontent text:", file=out)

@@ -43,7 +43,9 @@ class SiteState:
             row["model"] = {"version": self.model_version}
             if self.model is not None:
                 row["model"].update(
-                    main_path=self.model.main_path, templates=len(self.model.templates)
+                    main_path=self.model.main_path,
+                    templates=len(self.model.templates),
+                    layout_clusters=self.model.layout_clusters,
                 )
         if self.problems:
             row["problems"] = list(self.problems)
@@ -152,7 +154,9 @@ def cmd_state(args: argparse.Namespace, out: TextIO) -> int:
         model = region = "-"
         if s.model_version is not None:
             model = f"v{s.model_version}: " + (
-                f"{len(s.model.templates)} templates" if s.model is not None else "refused"
+                f"{len(s.model.templates)} templates, {s.model.layout_clusters} layouts"
+                if s.model is not None
+                else "refused"
             )
             if s.model is not None:
                 region = s.model.main_path or "whole page"

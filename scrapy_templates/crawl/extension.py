@@ -211,6 +211,9 @@ class RelearnExtension:
             self.thresholds,
             main_path=main_path,
             region_pages=region_pages,
+            layout_clusters=len(self.state.blocks(site).layouts.clusters)
+            if self.state.layout
+            else 0,
         )
         await self.store.publish(site, "model", version, model.dumps())
         self.state.models[site] = model
@@ -218,11 +221,12 @@ class RelearnExtension:
         self._set("templates/relearn/models_version", self._max_model_version())
         ruleset = next((r for r in self.urls.rulesets() if r.site == site), None)
         logger.info(
-            "scrapy-templates: relearned %s: %d pages, %d template fingerprints, main region "
-            "%s, URL rules v%d (%d rules), %d counters pruned, in %.2fs",
+            "scrapy-templates: relearned %s: %d pages, %d template fingerprints, %d layout "
+            "clusters, main region %s, URL rules v%d (%d rules), %d counters pruned, in %.2fs",
             site,
             pages,
             len(model.templates),
+            model.layout_clusters,
             model.main_path or "the whole page",
             ruleset.version if ruleset else 0,
             len(ruleset.rules) if ruleset else 0,

@@ -37,6 +37,7 @@ class Pagelet:
     pages: int
     template: bool
     outside_main: bool = False
+    static: bool = False
 
 
 @dataclass
@@ -84,6 +85,7 @@ class PageRecord:
                     "pages": p.pages,
                     "template": p.template,
                     "outside_main": p.outside_main,
+                    "static": p.static,
                 }
                 for p in self.pagelets
             ],
@@ -130,6 +132,7 @@ def record_from_item(item: Any, line: int, fields: Fields = Fields()) -> PageRec
                     pages=_int(entry.get("pages")),
                     template=entry.get("template") is True,
                     outside_main=entry.get("outside_main") is True,
+                    static=entry.get("static") is True,
                 )
             )
     record.content_text = _str(item.get(fields.content))

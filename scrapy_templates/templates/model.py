@@ -28,7 +28,8 @@ class ModelError(ValueError):
 class TemplateModel:
     """``pages``: pages counted when learned; ``main_path``: the site's main content path
     (``None``: the whole page) learned from ``region_pages`` pages; ``templates``: the most
-    common template fingerprints as (fingerprint, pages), most common first."""
+    common template fingerprints as (fingerprint, pages), most common first;
+    ``layout_clusters``: the learner's layout clusters of the site (0: layout model off)."""
 
     site: str
     version: int
@@ -36,6 +37,7 @@ class TemplateModel:
     main_path: str | None
     region_pages: int
     templates: tuple[tuple[int, int], ...] = ()
+    layout_clusters: int = 0
 
     def dumps(self) -> str:
         return json.dumps(
@@ -47,6 +49,7 @@ class TemplateModel:
                 "main_path": self.main_path,
                 "region_pages": self.region_pages,
                 "templates": [[f"{fp:016x}", n] for fp, n in self.templates],
+                "layout_clusters": self.layout_clusters,
             }
         )
 
@@ -66,6 +69,7 @@ class TemplateModel:
                 main_path=main,
                 region_pages=_count(data["region_pages"]),
                 templates=tuple((int(fp, 16), _count(n)) for fp, n in data["templates"]),
+                layout_clusters=_count(data.get("layout_clusters", 0)),
             )
         except ModelError:
             raise
@@ -104,10 +108,13 @@ def learn_model(
     *,
     main_path: str | None,
     region_pages: int,
+    layout_clusters: int = 0,
     limit: int = 100,
 ) -> TemplateModel:
     """The model of a site from its shared counts and the main region learned so far; the
     listed templates are the ``limit`` most common fingerprints past the decision threshold."""
     found = [(fp, n) for fp, n in counts.items() if is_template(n, pages, thresholds)]
     found.sort(key=lambda pair: (-pair[1], pair[0]))
-    return TemplateModel(site, version, pages, main_path, region_pages, tuple(found[:limit]))
+    return TemplateModel(
+        site, version, pages, main_path, region_pages, tuple(found[:limit]), layout_clusters
+    )

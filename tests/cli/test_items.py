@@ -80,6 +80,16 @@ def test_show_text(items: Path) -> None:
     assert lines[-2:] == ["content text:", "  Bananas are yellow."]
 
 
+def test_show_marks_blocks_flagged_by_the_layout_model(tmp_path: Path) -> None:
+    item = marked("http://shop.test/a", "Apples.")
+    item["pagelets"][0]["static"] = True
+    path = write_items(tmp_path / "i.jsonl", [item])
+    text = run_cli("show", str(path), "/a")[1]
+    rows = [line.split(None, 3) for line in text.splitlines()]
+    marks = [r[0] for r in rows if len(r) == 4 and r[1].isdigit()]
+    assert marks == ["t", "C", "T"]
+
+
 def test_show_a_page_that_was_not_marked(items: Path) -> None:
     code, text = run_cli("show", str(items), "big.pdf")
     assert code == 0 and "not marked: not-html (application/pdf)" in text

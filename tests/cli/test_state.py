@@ -21,7 +21,7 @@ async def _fill(store: TemplateStore) -> None:
     await store.open()
     await store.observe("shop.test", "p1", [1, 2], content_key="a")
     await store.observe("shop.test", "p2", [1], content_key="b")
-    model = TemplateModel("shop.test", 2, 2, "body/main", 2, ((1, 2),))
+    model = TemplateModel("shop.test", 2, 2, "body/main", 2, ((1, 2),), layout_clusters=3)
     await store.publish("shop.test", "model", 2, model.dumps())
     await store.publish("shop.test", "rules", 1, "not json")
     await store.close()
@@ -30,7 +30,12 @@ async def _fill(store: TemplateStore) -> None:
 def _check(text: str, data: dict) -> None:  # type: ignore[type-arg]
     [row] = data["sites"]
     assert (row["site"], row["pages"], row["counters"]) == ("shop.test", 2, 2)
-    assert row["model"] == {"version": 2, "main_path": "body/main", "templates": 1}
+    assert row["model"] == {
+        "version": 2,
+        "main_path": "body/main",
+        "templates": 1,
+        "layout_clusters": 3,
+    }
     assert row["rules"] == {"version": 1}
     assert "rules v1 refused" in row["problems"][0]
     assert data["bytes"] > 0
@@ -46,7 +51,11 @@ def _check(text: str, data: dict) -> None:  # type: ignore[type-arg]
         "region",
     ]
     assert lines[2].split()[:5] == ["shop.test", "2", "2", "0", "v1:"]
-    assert "refused" in lines[2] and "v2: 1 templates" in lines[2] and "body/main" in lines[2]
+    assert (
+        "refused" in lines[2]
+        and "v2: 1 templates, 3 layouts" in lines[2]
+        and "body/main" in lines[2]
+    )
     assert lines[3].startswith("shop.test: rules v1 refused:")
 
 

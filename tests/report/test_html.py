@@ -47,7 +47,8 @@ def test_report_shows_sites_rules_templates_and_pages(ruleset: RuleSet) -> None:
     ]
     for item in items[-2:]:
         item["templates"]["site"] = "www.example.com"
-    model = TemplateModel("shop.test", 4, 3, "body/main", 3, ((1, 3),))
+    model = TemplateModel("shop.test", 4, 3, "body/main", 3, ((1, 3),), layout_clusters=2)
+    items[2]["pagelets"][0]["static"] = True
     html = render_report(
         _summaries(items),
         source="items.jsonl",
@@ -60,7 +61,9 @@ def test_report_shows_sites_rules_templates_and_pages(ruleset: RuleSet) -> None:
     assert [r[0] for r in rows] == ["shop.test", "www.example.com", "blog.test"]
     assert rows[0][1:4] == ["5", "3", "50.0%"] and rows[1][5] == str(len(ruleset.rules))
     shop = doc.get_element_by_id("site-0")
-    assert "main content region: body/main" in shop.text_content()
+    assert "main content region: body/main; 2 layout clusters" in " ".join(
+        shop.text_content().split()
+    )
     templates = [[c.text_content() for c in tr] for tr in shop.find_class("templates")[0]][1:]
     assert templates[0] == ["3", "3", "body/header", "Shop Home Cart"]
     assert len(shop.find_class("chart")[0].findall(".//rect")) == 3
@@ -70,6 +73,7 @@ def test_report_shows_sites_rules_templates_and_pages(ruleset: RuleSet) -> None:
     shaded = [d.get("class") for d in view.find_class("pagelet")]
     assert shaded == ["pagelet template", "pagelet", "pagelet template"]
     assert "shared store was down" in view.text_content()
+    assert "varies little across its layout" in view.find_class("pagelet")[0].text_content()
     rules = doc.get_element_by_id("site-1").find_class("rules")[0]
     described = ruleset.describe_rules()
     first = [c.text_content() for c in rules.findall("tr")[1]]

@@ -21,8 +21,14 @@ def test_learned_model_lists_the_templates_past_the_threshold_most_common_first(
 
 @pytest.mark.parametrize("main_path", ["body/div#page/main#content", "body", None])
 def test_round_trip_with_the_paths_pages_really_have(main_path: str | None) -> None:
-    model = TemplateModel("shop.test", 2, 40, main_path, 40, ((2**64 - 1, 40), (7, 39)))
+    model = TemplateModel("shop.test", 2, 40, main_path, 40, ((2**64 - 1, 40), (7, 39)), 4)
     assert TemplateModel.loads(model.dumps()) == model
+
+
+def test_a_model_published_before_layout_clusters_still_loads() -> None:
+    text = TemplateModel("s", 1, 1, None, 1).dumps().replace(', "layout_clusters": 0', "")
+    assert "layout_clusters" not in text
+    assert TemplateModel.loads(text).layout_clusters == 0
 
 
 @pytest.mark.parametrize(
