@@ -99,7 +99,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "TEMPLATES_BLOCK_DIFF_MAX",
-        0.25,
+        0.4,
         "A block (tag path and rank) whose DiffScore across its layout cluster is at most this is static, i.e. template, when it holds links or lies outside the site's main region (0: identical copies, 1: no word in common).",
     ),
     Setting(

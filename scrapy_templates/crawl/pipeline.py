@@ -41,12 +41,27 @@ _IGNORED = tuple(f".{ext}" for ext in IGNORED_EXTENSIONS)
 BOOTSTRAP_META = "templates_bootstrap"
 
 
+NAVIGATION_LINK_SHARE = 0.55
+
+
+def _letters(text: str) -> int:
+    return sum(c.isalpha() for c in text)
+
+
 def _layout_may_flag(pagelet: Pagelet, main_path: str | None) -> bool:
     """Whether a static block may be flagged template: when it lies outside the site's main
-    region, or inside it and holds links (breadcrumbs, menus); never when it contains the
-    region, nor a block without links inside it (a page type's headings are content)."""
+    region, or inside it and is navigation — at least ``NAVIGATION_LINK_SHARE`` of its letters in
+    links to other pages (breadcrumbs, menus, "previous / next"); never when it contains the
+    region. Inside the region, other static blocks are content: a page type's headings (with
+    or without their "¶" permalinks), a sentence every release note repeats with a link or
+    two."""
     if main_path is None or in_region(pagelet.path, main_path):
-        return bool(pagelet.hrefs)
+        linked = sum(
+            _letters(text)
+            for href, text in zip(pagelet.hrefs, pagelet.anchors, strict=True)
+            if not href.startswith("#")
+        )
+        return linked >= NAVIGATION_LINK_SHARE * _letters(pagelet.text) > 0
     return not main_path.startswith(pagelet.path + "/")
 
 

@@ -132,7 +132,7 @@ class LayoutBlocks:
     words: int = 40
     min_pages: int = 5
     min_share: float = 0.5
-    max_diff: float = 0.25
+    max_diff: float = 0.4
     max_blocks: int = 2_000
     pages: int = 0
     blocks: dict[BlockKey, BlockSamples] = field(default_factory=dict)

@@ -312,7 +312,7 @@ def crumbed(n: int) -> str:
     """A page whose breadcrumb ends with the page's own name and whose footer has its date."""
     name = STORIES[n].split()[1].title()
     return (
-        f"<html><body>{NAV}<div class=crumbs>You are here: <a href='/'>Home</a> › "
+        f"<html><body>{NAV}<div class=crumbs><a href='/'>Home</a> › "
         f"<a href='/news'>News</a> › <a href='/news/world'>World</a> › {name}</div>"
         f"<main><h1>{name}</h1><p>{STORIES[n]}</p></main>"
         f"<footer><p>Page updated 2026-0{n + 1}-1{n}</p>{FOOTER}</footer></body></html>"
@@ -323,14 +323,13 @@ async def test_layout_blocks_flag_a_breadcrumb_that_names_the_page() -> None:
     items = [{"url": f"http://site.test/c{n}", "html": crumbed(n)} for n in range(8)]
     out = await mark_all(make_pipeline(), items)
     last = out[-1]
-    marks = {p["text"].split(":")[0]: p for p in last["pagelets"]}
-    crumb = marks["You are here"]
+    crumb = next(p for p in last["pagelets"] if p["text"].startswith("Home › News"))
     assert crumb["template"] and crumb["static"] and crumb["pages"] == 1
-    assert "You are here" not in last["content_text"]
+    assert "Home › News" not in last["content_text"]
     assert STORIES[7] in last["content_text"]
     assert last["templates"]["layout"] == out[0]["templates"]["layout"]
     plain = await mark_all(make_pipeline(TEMPLATES_LAYOUT=False), items)
-    assert "You are here" in plain[-1]["content_text"], "exact counting alone keeps it"
+    assert "Home › News" in plain[-1]["content_text"], "exact counting alone keeps it"
 
 
 async def test_title_comes_from_the_anchor_text_that_named_the_page() -> None:
@@ -386,8 +385,9 @@ async def test_a_static_looking_heading_inside_the_content_stays_content() -> No
     ("path", "hrefs", "main_path", "expected"),
     [
         ("body/footer/p", (), "body/main", True),  # outside the region
-        ("body/main/div.crumbs", ("/",), "body/main", True),  # inside, with links
+        ("body/main/div.crumbs", ("/",), "body/main", True),  # inside, all links
         ("body/main/h2", (), "body/main", False),  # inside, without links
+        ("body/main/h2", ("#intro",), "body/main", False),  # inside, a permalink only
         ("body/div.wrap", ("/",), "body/div.wrap/main", False),  # contains the region
         ("body/nav", ("/",), None, True),  # no region yet: links decide
         ("body/p", (), None, False),
@@ -399,4 +399,23 @@ def test_where_the_layout_model_may_flag(
     from scrapy_templates.crawl.pipeline import _layout_may_flag
     from scrapy_templates.page import Pagelet
 
-    assert _layout_may_flag(Pagelet(path, "text", hrefs, 1), main_path) is expected
+    anchors = tuple("text" for _ in hrefs)
+    assert _layout_may_flag(Pagelet(path, "text", hrefs, 1, anchors=anchors), main_path) is expected
+
+
+def test_inside_the_region_only_navigation_may_be_flagged() -> None:
+    from scrapy_templates.crawl.pipeline import _layout_may_flag
+    from scrapy_templates.page import Pagelet
+
+    crumbs = Pagelet(
+        "body/main/p", "Home › News › Story", ("/", "/news"), 1, anchors=("Home", "News")
+    )
+    sentence = Pagelet(
+        "body/main/p",
+        "A complete list of releases in a single page and a chronology are both available.",
+        ("/changes", "/chronology"),
+        1,
+        anchors=("complete list of releases", "chronology"),
+    )
+    assert _layout_may_flag(crumbs, "body/main")
+    assert not _layout_may_flag(sentence, "body/main")
