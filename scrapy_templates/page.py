@@ -146,7 +146,7 @@ class Page:
         )
         return "\n".join(t for t in texts if t) or None
 
-    def blocks(self, indexes: Iterable[int], limit: int = 60) -> list[str]:
+    def blocks(self, indexes: Iterable[int], limit: int = 30) -> list[str]:
         """Texts of the heading, paragraph, list-item and link elements inside the pagelets
         at ``indexes`` (Webstemmer's layout blocks, finer than pagelets), at most ``limit``."""
         out: list[str] = []

@@ -37,7 +37,7 @@ Words = tuple[str, ...]
 def words(text: str, limit: int) -> Words:
     """The first ``limit`` words of ``text``, lowercased."""
     out: list[str] = []
-    for match in _WORD.finditer(text.lower()):
+    for match in _WORD.finditer(text[: limit * 24].lower()):
         out.append(match.group())
         if len(out) >= limit:
             break
@@ -46,6 +46,8 @@ def words(text: str, limit: int) -> Words:
 
 def weight(word: str) -> int:
     """Letters in a word: what a word weighs in the common subsequence."""
+    if word.isalpha():
+        return len(word)
     return len(_LETTER.findall(word))
 
 
@@ -53,15 +55,21 @@ def common_weight(a: Words, b: Words) -> int:
     """Letter weight of the heaviest common subsequence of two word sequences."""
     if not a or not b:
         return 0
+    if a == b:
+        return sum(weight(w) for w in a)
     previous = [0] * (len(b) + 1)
     for word_a in a:
         current = [0]
         w = weight(word_a)
+        left = 0
         for j, word_b in enumerate(b):
             if word_a == word_b:
-                current.append(previous[j] + w)
+                left = previous[j] + w
             else:
-                current.append(max(previous[j + 1], current[j]))
+                up = previous[j + 1]
+                if up > left:
+                    left = up
+            current.append(left)
         previous = current
     return previous[-1]
 
@@ -79,45 +87,62 @@ def block_keys(paths: Sequence[str]) -> list[BlockKey]:
 
 @dataclass
 class BlockSamples:
-    """A bounded reservoir of one block's word sequences and its DiffScore over them."""
+    """A bounded reservoir of one block's word sequences and its DiffScore over them.
+
+    The score sums Webstemmer's terms over the ring of neighbouring samples (each sample
+    with the next, the last with the first) rather than over all pairs: as many pairs as
+    samples, each sample in two. A pair's common subsequence is computed once, when a score
+    is first asked for, and kept until one of its samples is replaced."""
 
     size: int
     pages: int = 0
-    samples: list[tuple[int, Words]] = field(default_factory=list)
+    samples: list[tuple[int, Words, int]] = field(default_factory=list)
     _pairs: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     _next_id: int = 0
 
     def add(self, text: Words, rng: random.Random) -> None:
+        slot = self.offer(rng)
+        if slot is not None:
+            self.store(slot, text)
+
+    def offer(self, rng: random.Random) -> int | None:
+        """Count one more page holding the block; the reservoir slot its text goes to, or
+        ``None`` when the reservoir keeps what it has (so the text need not be read)."""
         self.pages += 1
         if len(self.samples) < self.size:
-            slot = len(self.samples)
-            self.samples.append((-1, ()))
-        else:
-            slot = rng.randrange(self.pages)
-            if slot >= self.size:
-                return
-            old = self.samples[slot][0]
+            self.samples.append((-1, (), 0))
+            return len(self.samples) - 1
+        slot = rng.randrange(self.pages)
+        return slot if slot < self.size else None
+
+    def store(self, slot: int, text: Words) -> None:
+        old = self.samples[slot][0]
+        if old >= 0:
             self._pairs = {k: v for k, v in self._pairs.items() if old not in k}
-        new = self._next_id
+        self.samples[slot] = (self._next_id, text, sum(weight(w) for w in text))
         self._next_id += 1
-        self.samples[slot] = (new, text)
-        w_new = sum(weight(w) for w in text)
-        for other, other_text in self.samples:
-            if other != new:
-                total = w_new + sum(weight(w) for w in other_text)
-                self._pairs[(other, new)] = (total, total - 2 * common_weight(text, other_text))
 
     @property
     def varies(self) -> bool:
         """Whether the sampled copies differ at all (digits included): identical copies are
         exact counting's to judge, with its site-wide share."""
-        return len({text for _, text in self.samples}) > 1
+        return len({text for _, text, _ in self.samples}) > 1
 
     def diff_score(self) -> float | None:
         """0 when every sampled copy is the same text, 1 when no two share a word; ``None``
         while fewer than two copies with letters were sampled."""
-        total = sum(t for t, _ in self._pairs.values())
-        return sum(d for _, d in self._pairs.values()) / total if total else None
+        pairs = self._pairs
+        samples = self.samples
+        for i, (id_a, text_a, w_a) in enumerate(samples):
+            id_b, text_b, w_b = samples[i - 1]
+            if i == 0 and len(samples) < 3:
+                continue
+            key = (id_a, id_b) if id_a < id_b else (id_b, id_a)
+            if key not in pairs:
+                total = w_a + w_b
+                pairs[key] = (total, total - 2 * common_weight(text_a, text_b))
+        total = sum(t for t, _ in pairs.values())
+        return sum(d for _, d in pairs.values()) / total if total else None
 
 
 @dataclass
@@ -129,7 +154,7 @@ class LayoutBlocks:
     at or below which it is static. At most ``max_blocks`` blocks are tracked."""
 
     samples: int = 6
-    words: int = 40
+    words: int = 24
     min_pages: int = 5
     min_share: float = 0.5
     max_diff: float = 0.4
@@ -147,7 +172,9 @@ class LayoutBlocks:
                 if len(self.blocks) >= self.max_blocks:
                     continue
                 block = self.blocks[key] = BlockSamples(self.samples)
-            block.add(words(text, self.words), self.rng)
+            slot = block.offer(self.rng)
+            if slot is not None:
+                block.store(slot, words(text, self.words))
 
     def static(self, paths: Sequence[str]) -> list[bool]:
         """Which of a page's blocks are static in this layout: near-constant text that is not

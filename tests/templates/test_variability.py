@@ -128,6 +128,6 @@ def test_reservoir_replacements_keep_the_score_consistent(seed: int) -> None:
     for text in ARTICLES * 3:
         block.add(words(text, 40), rng)
     fresh = BlockSamples(3)
-    for _, text in block.samples:
+    for _, text, _ in block.samples:
         fresh.add(text, random.Random(0))
     assert block.diff_score() == pytest.approx(fresh.diff_score())
