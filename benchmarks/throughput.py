@@ -24,7 +24,7 @@ OUT = ROOT / "benchmarks" / "output"
 sys.path.insert(0, str(ROOT / "example_project"))
 
 
-def crawl(start_url: str, out_dir: Path, addon: bool) -> tuple[int, float, int]:
+def crawl(start_url: str, out_dir: Path, addon: bool, extra: list[str]) -> tuple[int, float, int]:
     cmd = [sys.executable, "-m", "benchmarks.crawl", start_url, str(out_dir)]
     if not addon:
         cmd.append("--no-addon")
@@ -32,6 +32,8 @@ def crawl(start_url: str, out_dir: Path, addon: bool) -> tuple[int, float, int]:
         # the template pipeline's cost; URL rules change what is downloaded (their savings
         # are measured in docs/url-rules.md)
         cmd += ["--set", "TEMPLATES_URL_RULES=false"]
+        for pair in extra:
+            cmd += ["--set", pair]
     subprocess.run(cmd, check=True, cwd=ROOT)
     stats = json.loads((out_dir / "stats.json").read_text())
     return (
@@ -46,6 +48,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--articles", type=int, default=300, help="size of the demo site")
     parser.add_argument("--no-docs", action="store_true")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE", help="for the add-on crawl"
+    )
     args = parser.parse_args()
     os.environ["DEMO_SITE_ARTICLES"] = str(args.articles)
     from demo.site import DemoSite
@@ -54,7 +59,9 @@ def main() -> None:
     with DemoSite() as site:
         for i in range(args.rounds):
             for addon in (i % 2 == 0, i % 2 != 0):
-                runs[addon].append(crawl(site.url, OUT / f"throughput-{int(addon)}", addon))
+                runs[addon].append(
+                    crawl(site.url, OUT / f"throughput-{int(addon)}", addon, args.set)
+                )
     rate = {addon: [items / secs for items, secs, _ in rs] for addon, rs in runs.items()}
     ratios = [w / wo for w, wo in zip(rate[True], rate[False], strict=True)]
     median_ratio = statistics.median(ratios)
