@@ -100,11 +100,6 @@ class BlockSamples:
     _pairs: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     _next_id: int = 0
 
-    def add(self, text: Words, rng: random.Random) -> None:
-        slot = self.offer(rng)
-        if slot is not None:
-            self.store(slot, text)
-
     def offer(self, rng: random.Random) -> int | None:
         """Count one more page holding the block; the reservoir slot its text goes to, or
         ``None`` when the reservoir keeps what it has (so the text need not be read)."""

@@ -26,6 +26,12 @@ ARTICLES = [
 ]
 
 
+def _add(block: BlockSamples, text: tuple[str, ...], rng: random.Random) -> None:
+    slot = block.offer(rng)
+    if slot is not None:
+        block.store(slot, text)
+
+
 def test_words_and_weights() -> None:
     assert words("Home › Products, 2024-05-31!", 10) == ("home", "products", "2024", "05", "31")
     assert words("a b c d", 2) == ("a", "b")
@@ -49,8 +55,8 @@ def test_diff_score_is_zero_for_copies_and_near_one_for_articles() -> None:
     rng = random.Random(1)
     same, varied = BlockSamples(6), BlockSamples(6)
     for text in ARTICLES:
-        same.add(words("About Contact Privacy policy", 40), rng)
-        varied.add(words(text, 40), rng)
+        _add(same, words("About Contact Privacy policy", 40), rng)
+        _add(varied, words(text, 40), rng)
     assert same.diff_score() == 0.0
     assert (varied.diff_score() or 0) > 0.8
     assert len(varied.samples) == 6 and varied.pages == len(ARTICLES)
@@ -59,7 +65,7 @@ def test_diff_score_is_zero_for_copies_and_near_one_for_articles() -> None:
 def test_a_block_without_letters_has_no_score() -> None:
     block = BlockSamples(4)
     for n in range(5):
-        block.add(words(f"{n} / {n + 1}", 40), random.Random(n))
+        _add(block, words(f"{n} / {n + 1}", 40), random.Random(n))
     assert block.diff_score() is None
 
 
@@ -126,8 +132,25 @@ def test_reservoir_replacements_keep_the_score_consistent(seed: int) -> None:
     rng = random.Random(seed)
     block = BlockSamples(3)
     for text in ARTICLES * 3:
-        block.add(words(text, 40), rng)
+        _add(block, words(text, 40), rng)
     fresh = BlockSamples(3)
     for _, text, _ in block.samples:
-        fresh.add(text, random.Random(0))
+        _add(fresh, text, random.Random(0))
     assert block.diff_score() == pytest.approx(fresh.diff_score())
+
+
+def test_site_blocks_keep_evidence_per_layout_cluster() -> None:
+    from scrapy_templates.templates.layout import SiteLayouts
+    from scrapy_templates.templates.variability import SiteBlocks
+
+    site = SiteBlocks(SiteLayouts(), LayoutBlocks)
+    article = ["body/nav", "body/main/article", "body/main/aside"]
+    listing = ["body/nav", "body/main/ul.results", "body/main/div.pager"]
+    for n, text in enumerate(ARTICLES):
+        site.observe(article, [f"Home News {n}", text, f"Related to story {n}"])
+        site.observe(listing, [f"Home News {n}", f"Results {text}", f"Page {n} of 9"])
+    a_id, a_static = site.observe(article, ["Home News 9", ARTICLES[0], "Related to story 9"])
+    l_id, l_static = site.observe(listing, ["Home News 9", "Results none", "Page 9 of 9"])
+    assert a_id != l_id and set(site.blocks) == {a_id, l_id}
+    assert a_static == [True, False, True] and l_static == [True, False, True]
+    assert site.recompute() == 2 and set(site.blocks) == {a_id, l_id}
