@@ -13,6 +13,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_templates.crawl.pipeline import TemplatePipeline
 from scrapy_templates.settings import DEFAULTS
 from scrapy_templates.store.base import StoreError, StoreUnavailable
+from tests.texts import STORIES
 
 NAV = (
     "<nav><ul>"
@@ -294,18 +295,6 @@ async def test_page_without_text_is_marked_not_failed() -> None:
     assert "reason" not in out[0]["templates"]
     assert pipeline.stats is not None
     assert pipeline.stats.get_value("templates/items_skipped/internal-error") is None
-
-
-STORIES = [
-    "The river rose overnight and the bridge closed before dawn.",
-    "A new telescope photographed the ring around a distant planet.",
-    "Voters in the island election waited hours to cast a ballot.",
-    "Factory exports fell for a third month as orders slowed down.",
-    "The library opens a reading room for children on Saturdays.",
-    "Coaches agreed on a method to train young players in winter.",
-    "Hospital staff tested a faster way to register new patients.",
-    "Credit networks failed for an hour across the northern region.",
-]
 
 
 def crumbed(n: int) -> str:

@@ -13,17 +13,7 @@ from scrapy_templates.templates.variability import (
     common_weight,
     words,
 )
-
-ARTICLES = [
-    "The river rose overnight and the bridge closed before dawn.",
-    "A new telescope photographed the ring around a distant planet.",
-    "Voters in the island election waited hours to cast a ballot.",
-    "Factory exports fell for a third month as orders slowed down.",
-    "The library opens a reading room for children on Saturdays.",
-    "Coaches agreed on a method to train young players in winter.",
-    "Hospital staff tested a faster way to register new patients.",
-    "Credit networks failed for an hour across the northern region.",
-]
+from tests.texts import STORIES
 
 
 def _add(block: BlockSamples, text: tuple[str, ...], rng: random.Random) -> None:
@@ -54,12 +44,12 @@ def test_block_keys_rank_blocks_of_one_path() -> None:
 def test_diff_score_is_zero_for_copies_and_near_one_for_articles() -> None:
     rng = random.Random(1)
     same, varied = BlockSamples(6), BlockSamples(6)
-    for text in ARTICLES:
+    for text in STORIES:
         _add(same, words("About Contact Privacy policy", 40), rng)
         _add(varied, words(text, 40), rng)
     assert same.diff_score() == 0.0
     assert (varied.diff_score() or 0) > 0.8
-    assert len(varied.samples) == 6 and varied.pages == len(ARTICLES)
+    assert len(varied.samples) == 6 and varied.pages == len(STORIES)
 
 
 def test_a_block_without_letters_has_no_score() -> None:
@@ -82,7 +72,7 @@ def test_breadcrumb_that_names_the_page_is_static_and_the_article_is_not() -> No
             ("body/div.crumbs", f"You are here: Home › News › World › {text.split()[1].title()}"),
             ("body/main/p", text),
         ]
-        for text in ARTICLES
+        for text in STORIES
     ]
     layout = _pages(*pages)
     assert layout.static(["body/div.crumbs", "body/main/p"]) == [True, False]
@@ -91,7 +81,7 @@ def test_breadcrumb_that_names_the_page_is_static_and_the_article_is_not() -> No
 def test_menu_with_a_current_item_and_a_dated_footer_are_static() -> None:
     sections = ["World", "Science", "Culture", "Sport", "Travel", "Money"]
     pages = []
-    for n, text in enumerate(ARTICLES[:6]):
+    for n, text in enumerate(STORIES[:6]):
         menu = " ".join(f"{s} (current)" if i == n else s for i, s in enumerate(sections))
         pages.append(
             [
@@ -131,7 +121,7 @@ def test_blocks_are_bounded() -> None:
 def test_reservoir_replacements_keep_the_score_consistent(seed: int) -> None:
     rng = random.Random(seed)
     block = BlockSamples(3)
-    for text in ARTICLES * 3:
+    for text in STORIES * 3:
         _add(block, words(text, 40), rng)
     fresh = BlockSamples(3)
     for _, text, _ in block.samples:
@@ -146,10 +136,10 @@ def test_site_blocks_keep_evidence_per_layout_cluster() -> None:
     site = SiteBlocks(SiteLayouts(), LayoutBlocks)
     article = ["body/nav", "body/main/article", "body/main/aside"]
     listing = ["body/nav", "body/main/ul.results", "body/main/div.pager"]
-    for n, text in enumerate(ARTICLES):
+    for n, text in enumerate(STORIES):
         site.observe(article, [f"Home News {n}", text, f"Related to story {n}"])
         site.observe(listing, [f"Home News {n}", f"Results {text}", f"Page {n} of 9"])
-    a_id, a_static = site.observe(article, ["Home News 9", ARTICLES[0], "Related to story 9"])
+    a_id, a_static = site.observe(article, ["Home News 9", STORIES[0], "Related to story 9"])
     l_id, l_static = site.observe(listing, ["Home News 9", "Results none", "Page 9 of 9"])
     assert a_id != l_id and set(site.blocks) == {a_id, l_id}
     assert a_static == [True, False, True] and l_static == [True, False, True]
