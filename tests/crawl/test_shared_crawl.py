@@ -18,7 +18,9 @@ from tests.crawl.conftest import RUNNER, run_crawl
 SCRAPY_REDIS = {
     "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
     "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
-    "MAX_IDLE_TIME_BEFORE_CLOSE": 3,
+    # an idle process polls the shared queue on Scrapy's 5 s heartbeat: it must outlive two
+    # polls, or a process whose first poll came before the queue filled closes without work
+    "MAX_IDLE_TIME_BEFORE_CLOSE": 11,
     # the first process to finish must not clear the queue and dupefilter the other still uses
     "SCHEDULER_PERSIST": True,
 }
@@ -98,7 +100,7 @@ def test_rules_persist_and_two_processes_crawl_like_one(
             "TEMPLATES_BOOTSTRAP_PAGES": 0,
             "TEMPLATES_PRUNE_PAGES": 0,
             # an idle process looks at the shared queue on Scrapy's 5 s heartbeat: the crawl
-            # must last longer than that for the second process to take part
+            # must last well past that for the second process to take part
             "DOWNLOAD_DELAY": 0.1,
         }
         procs = [_launch(tmp_path / "one", "one", {**fixed, "TEMPLATES_REDIS_PREFIX": "one"})]
