@@ -28,41 +28,18 @@ from scrapy.utils.misc import load_object
 
 from scrapy_templates.crawl.state import CrawlState, thresholds
 from scrapy_templates.crawl.urlrules import UrlRules
-from scrapy_templates.page import Page, PageError, Pagelet, parse_page
+from scrapy_templates.page import Page, PageError, parse_page
 from scrapy_templates.sites import BUILTIN_SITES, SiteFunction, page_id
 from scrapy_templates.store.base import Observation, StoreError
 from scrapy_templates.templates.decide import main_region, mark_pagelets
 from scrapy_templates.templates.region import in_region
 from scrapy_templates.templates.title import AnchorIndex, choose_title
+from scrapy_templates.templates.variability import layout_may_flag
 
 logger = logging.getLogger(__name__)
 
 _IGNORED = tuple(f".{ext}" for ext in IGNORED_EXTENSIONS)
 BOOTSTRAP_META = "templates_bootstrap"
-
-
-NAVIGATION_LINK_SHARE = 0.55
-
-
-def _letters(text: str) -> int:
-    return sum(c.isalpha() for c in text)
-
-
-def _layout_may_flag(pagelet: Pagelet, main_path: str | None) -> bool:
-    """Whether a static block may be flagged template: when it lies outside the site's main
-    region, or inside it and is navigation — at least ``NAVIGATION_LINK_SHARE`` of its letters in
-    links to other pages (breadcrumbs, menus, "previous / next"); never when it contains the
-    region. Inside the region, other static blocks are content: a page type's headings (with
-    or without their "¶" permalinks), a sentence every release note repeats with a link or
-    two."""
-    if main_path is None or in_region(pagelet.path, main_path):
-        linked = sum(
-            _letters(text)
-            for href, text in zip(pagelet.hrefs, pagelet.anchors, strict=True)
-            if not href.startswith("#")
-        )
-        return linked >= NAVIGATION_LINK_SHARE * _letters(pagelet.text) > 0
-    return not main_path.startswith(pagelet.path + "/")
 
 
 def _site_function(value: Any) -> SiteFunction:
@@ -250,7 +227,10 @@ class TemplatePipeline:
             )
             main_path = self.state.main_path(site) if self.main_share > 0 else None
             static = [
-                s and not f and p.fingerprint != 0 and _layout_may_flag(p, main_path)
+                s
+                and not f
+                and p.fingerprint != 0
+                and layout_may_flag(p.path, p.text, p.hrefs, p.anchors, main_path)
                 for s, f, p in zip(by_layout, flags, page.pagelets, strict=True)
             ]
             flags = [f or s for f, s in zip(flags, static, strict=True)]

@@ -11,6 +11,7 @@ from scrapy_templates.templates.variability import (
     LayoutBlocks,
     block_keys,
     common_weight,
+    layout_may_flag,
     words,
 )
 from tests.texts import STORIES
@@ -144,3 +145,33 @@ def test_site_blocks_keep_evidence_per_layout_cluster() -> None:
     assert a_id != l_id and set(site.blocks) == {a_id, l_id}
     assert a_static == [True, False, True] and l_static == [True, False, True]
     assert site.recompute() == 2 and set(site.blocks) == {a_id, l_id}
+
+
+@pytest.mark.parametrize(
+    ("path", "hrefs", "main_path", "expected"),
+    [
+        ("body/footer/p", (), "body/main", True),  # outside the region
+        ("body/main/div.crumbs", ("/",), "body/main", True),  # inside, all links
+        ("body/main/h2", (), "body/main", False),  # inside, without links
+        ("body/main/h2", ("#intro",), "body/main", False),  # inside, a permalink only
+        ("body/div.wrap", ("/",), "body/div.wrap/main", False),  # contains the region
+        ("body/nav", ("/",), None, True),  # no region yet: links decide
+        ("body/p", (), None, False),
+    ],
+)
+def test_where_the_layout_model_may_flag(
+    path: str, hrefs: tuple[str, ...], main_path: str | None, expected: bool
+) -> None:
+    anchors = tuple("text" for _ in hrefs)
+    assert layout_may_flag(path, "text", hrefs, anchors, main_path) is expected
+
+
+def test_inside_the_region_only_navigation_may_be_flagged() -> None:
+    crumbs = ("Home › News › Story", ("/", "/news"), ("Home", "News"))
+    sentence = (
+        "A complete list of releases in a single page and a chronology are both available.",
+        ("/changes", "/chronology"),
+        ("complete list of releases", "chronology"),
+    )
+    assert layout_may_flag("body/main/p", *crumbs, "body/main")
+    assert not layout_may_flag("body/main/p", *sentence, "body/main")
