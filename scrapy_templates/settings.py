@@ -98,6 +98,11 @@ SETTINGS: tuple[Setting, ...] = (
         "Layout clusters per site at most; past it a page joins the nearest cluster.",
     ),
     Setting(
+        "TEMPLATES_LAYOUT_MAX_SITES",
+        1000,
+        "Sites whose layout clusters, block samples and anchor texts each process keeps; past it the least recently seen site's evidence is dropped (it starts afresh if the site returns).",
+    ),
+    Setting(
         "TEMPLATES_BLOCK_DIFF_MAX",
         0.4,
         "A block (tag path and rank) whose DiffScore across its layout cluster is at most this is static, i.e. template, when it holds links or lies outside the site's main region (0: identical copies, 1: no word in common).",

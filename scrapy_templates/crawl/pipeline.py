@@ -33,7 +33,7 @@ from scrapy_templates.sites import BUILTIN_SITES, SiteFunction, page_id
 from scrapy_templates.store.base import Observation, StoreError
 from scrapy_templates.templates.decide import main_region, mark_pagelets
 from scrapy_templates.templates.region import in_region
-from scrapy_templates.templates.title import AnchorIndex, choose_title
+from scrapy_templates.templates.title import choose_title
 from scrapy_templates.templates.variability import layout_may_flag
 
 logger = logging.getLogger(__name__)
@@ -303,9 +303,7 @@ class TemplatePipeline:
     def _title(self, site: str, page: Page, flags: list[bool]) -> tuple[str, str]:
         """The page's title (Webstemmer's anchor-text match, ``<h1>`` / ``<title>`` fallback);
         the links of its content blocks become anchor evidence for the pages they name."""
-        anchors = self.state.anchors.get(site)
-        if anchors is None:
-            anchors = self.state.anchors[site] = AnchorIndex()
+        anchors = self.state.anchors(site)
         pagelets = page.pagelets
         for pagelet, flag in zip(pagelets, flags, strict=True):
             if not flag:

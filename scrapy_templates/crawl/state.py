@@ -14,7 +14,8 @@ import os
 import socket
 import uuid
 import weakref
-from typing import ClassVar
+from collections import OrderedDict
+from typing import Any, ClassVar
 
 from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
@@ -77,8 +78,11 @@ class CrawlState:
             min_share=s.getfloat("TEMPLATES_BLOCK_MIN_SHARE"),
             max_diff=s.getfloat("TEMPLATES_BLOCK_DIFF_MAX"),
         )
-        self.site_blocks: dict[str, SiteBlocks] = {}
-        self.anchors: dict[str, AnchorIndex] = {}
+        # layout evidence and anchor texts of the sites most recently seen; a broad crawl
+        # touches far more sites than it can keep evidence for
+        self.layout_max_sites = s.getint("TEMPLATES_LAYOUT_MAX_SITES")
+        self.site_blocks: OrderedDict[str, SiteBlocks] = OrderedDict()
+        self.site_anchors: OrderedDict[str, AnchorIndex] = OrderedDict()
         self.models: dict[str, TemplateModel] = {}
         self.new_pages: dict[str, int] = {}
         # who holds a lock: unique per process and per crawler within it
@@ -113,8 +117,25 @@ class CrawlState:
         found = self.site_blocks.get(site)
         if found is None:
             layouts = SiteLayouts(self._layout_similarity, self._layout_max_clusters)
-            found = self.site_blocks[site] = SiteBlocks(layouts, self._new_blocks)
+            found = SiteBlocks(layouts, self._new_blocks)
+        self._keep(self.site_blocks, site, found)
         return found
+
+    def anchors(self, site: str) -> AnchorIndex:
+        """Anchor texts seen for the site's pages (this process's own)."""
+        found = self.site_anchors.get(site) or AnchorIndex()
+        self._keep(self.site_anchors, site, found)
+        return found
+
+    def _keep(self, recent: OrderedDict[str, Any], site: str, value: Any) -> None:
+        """Mark ``site`` most recently used; past ``TEMPLATES_LAYOUT_MAX_SITES`` sites, the
+        evidence of the least recently used one goes (it starts afresh if the site returns)."""
+        recent[site] = value
+        recent.move_to_end(site)
+        while len(recent) > self.layout_max_sites:
+            recent.popitem(last=False)
+            if self.stats is not None:
+                self.stats.inc_value("templates/layout/sites_evicted")
 
     def main_path(self, site: str) -> str | None:
         """The site's main content path: this process's own, unless a published model was

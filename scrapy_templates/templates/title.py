@@ -33,7 +33,7 @@ def similarity(a: str, b: str) -> float:
 class AnchorIndex:
     """The first anchor text seen for each page id, at most ``limit`` of them."""
 
-    limit: int = 50_000
+    limit: int = 20_000
     texts: OrderedDict[str, str] = field(default_factory=OrderedDict)
 
     def add(self, page_id: str, text: str) -> None:

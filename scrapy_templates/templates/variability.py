@@ -184,7 +184,7 @@ class LayoutBlocks:
     min_pages: int = 5
     min_share: float = 0.5
     max_diff: float = 0.4
-    max_blocks: int = 2_000
+    max_blocks: int = 500
     pages: int = 0
     blocks: dict[BlockKey, BlockSamples] = field(default_factory=dict)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
