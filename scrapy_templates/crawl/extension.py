@@ -164,8 +164,13 @@ class RelearnExtension:
         own layout clusters first (they are not shared)."""
         if self.state.layout:
             for site in sites:
-                clusters = self.state.blocks(site).recompute()
-                self._set(f"templates/layout/clusters/{site}", clusters)
+                found = self.state.site_blocks.get(site)
+                if found is not None:
+                    found.recompute()
+            self._set(
+                "templates/layout/clusters",
+                sum(len(b.layouts.clusters) for b in self.state.site_blocks.values()),
+            )
         for site in sites:
             lock = f"model:{site}"
             if not await self.store.acquire(lock, self.state.owner, self.lock_ttl):
@@ -203,6 +208,7 @@ class RelearnExtension:
         main_path, region_pages = region.main_path(), region.pages
         if own is not None and own.region_pages > region_pages:
             main_path, region_pages = own.main_path, own.region_pages
+        blocks = self.state.site_blocks.get(site)
         model = learn_model(
             site,
             version,
@@ -211,9 +217,7 @@ class RelearnExtension:
             self.thresholds,
             main_path=main_path,
             region_pages=region_pages,
-            layout_clusters=len(self.state.blocks(site).layouts.clusters)
-            if self.state.layout
-            else 0,
+            layout_clusters=len(blocks.layouts.clusters) if blocks is not None else 0,
         )
         await self.store.publish(site, "model", version, model.dumps())
         self.state.models[site] = model

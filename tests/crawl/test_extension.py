@@ -103,3 +103,18 @@ async def test_a_learner_that_raises_leaves_the_rules_in_force(
     assert "learning URL rules of www.example.com failed" in caplog.text
     assert crawler.stats.get_value("templates/urls/learn_errors") == 1
     assert CrawlState.of(crawler).store.down is False
+
+
+async def test_a_relearn_settles_the_layout_clusters_of_sites_this_process_saw() -> None:
+    ext, crawler = await _extension()
+    blocks = ext.state.blocks(SITE)
+    for n in range(6):
+        blocks.observe(["body/nav", "body/main/article"], ["Home News", f"Story {n}"])
+        blocks.observe(["body/nav", "body/main/ul.results"], ["Home News", f"Results {n}"])
+    await ext._relearn_models([SITE, "unseen.example"])
+    assert "unseen.example" not in ext.state.site_blocks  # nothing made up for other sites
+    clusters = len(blocks.layouts.clusters)
+    assert clusters >= 2
+    assert crawler.stats.get_value("templates/layout/clusters") == clusters
+    found = await ext.store.published(SITE, "model")
+    assert found is not None and TemplateModel.loads(found[1]).layout_clusters == clusters
