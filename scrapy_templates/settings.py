@@ -78,6 +78,11 @@ SETTINGS: tuple[Setting, ...] = (
         "A pagelet differing from others only in its numbers (a dated footer, a counter) is template when that pattern is on this share of the site's pages.",
     ),
     Setting(
+        "TEMPLATES_REGION_MIN_SHARE",
+        0.5,
+        "Inside the site's main region, a pagelet that is not navigation (most of its letters in links to the site) is template only from this share of the site's pages: one section's standing sentence stays content.",
+    ),
+    Setting(
         "TEMPLATES_MAIN_REGION_SHARE",
         0.8,
         "Content text is taken from the deepest element holding this share of the page's non-template text (0 keeps every non-template pagelet).",

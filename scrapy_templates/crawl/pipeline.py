@@ -31,8 +31,8 @@ from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.page import Page, PageError, parse_page
 from scrapy_templates.sites import BUILTIN_SITES, SiteFunction, page_id
 from scrapy_templates.store.base import Observation, StoreError
-from scrapy_templates.templates.decide import main_region, mark_pagelets
-from scrapy_templates.templates.region import in_region
+from scrapy_templates.templates.decide import main_region, mark_pagelets, spare_region_content
+from scrapy_templates.templates.region import in_region, is_navigation
 from scrapy_templates.templates.title import choose_title
 from scrapy_templates.templates.variability import layout_may_flag
 
@@ -218,7 +218,7 @@ class TemplatePipeline:
             zip(fingerprints, obs.components if self.use_components else obs.counts, strict=True)
         )
         counts = dict(zip(fingerprints, obs.counts, strict=True))
-        flags = self._flags(page, support, obs.pages)
+        flags = self._flags(site, page, support, obs.pages)
         static = [False] * len(flags)
         layout = None
         if self.state.layout:
@@ -226,11 +226,12 @@ class TemplatePipeline:
                 [p.path for p in page.pagelets], [p.text for p in page.pagelets]
             )
             main_path = self.state.main_path(site) if self.main_share > 0 else None
+            host = urlsplit(page.url).netloc.lower()
             static = [
                 s
                 and not f
                 and p.fingerprint != 0
-                and layout_may_flag(p.path, p.text, p.hrefs, p.anchors, main_path)
+                and layout_may_flag(p.path, p.text, p.hrefs, p.anchors, main_path, host)
                 for s, f, p in zip(by_layout, flags, page.pagelets, strict=True)
             ]
             flags = [f or s for f, s in zip(flags, static, strict=True)]
@@ -314,14 +315,30 @@ class TemplatePipeline:
         blocks = page.blocks(i for i, f in enumerate(flags) if not f) if anchor else []
         return choose_title(anchor, blocks, page.h1, page.title)
 
-    def _flags(self, page: Page, support: dict[int, int], pages_seen: int) -> list[bool]:
-        return mark_pagelets(
-            [p.fingerprint for p in page.pagelets],
-            [p.pattern for p in page.pagelets],
+    def _flags(self, site: str, page: Page, support: dict[int, int], pages_seen: int) -> list[bool]:
+        """Exact counting's flags, with the main region's plain blocks spared below
+        ``TEMPLATES_REGION_MIN_SHARE``."""
+        pagelets = page.pagelets
+        flags = mark_pagelets(
+            [p.fingerprint for p in pagelets],
+            [p.pattern for p in pagelets],
             support,
             pages_seen,
             self.thresholds,
         )
+        if self.main_share <= 0 or self.thresholds.region_share <= 0:
+            return flags
+        main_path = self.state.main_path(site)
+        host = urlsplit(page.url).netloc.lower()
+
+        def plain_in_region(i: int) -> bool:
+            p = pagelets[i]
+            return (main_path is None or in_region(p.path, main_path)) and not is_navigation(
+                p.text, p.hrefs, p.anchors, host
+            )
+
+        counts = [max(support.get(p.fingerprint, 0), support.get(p.pattern, 0)) for p in pagelets]
+        return spare_region_content(flags, counts, pages_seen, self.thresholds, plain_in_region)
 
     def _content(self, site: str, page: Page, flags: list[bool]) -> list[str | None]:
         """The content text each pagelet contributes (``None``: none).
@@ -414,7 +431,7 @@ class TemplatePipeline:
                     fingerprints, obs.components if self.use_components else obs.counts, strict=True
                 )
             )
-            flags = self._flags(sample, support, obs.pages)
+            flags = self._flags(site, sample, support, obs.pages)
             region.add(
                 [p.path for p in sample.pagelets],
                 [0 if f else len(p.text) for p, f in zip(sample.pagelets, flags, strict=True)],

@@ -38,6 +38,7 @@ def thresholds(settings: BaseSettings) -> Thresholds:
         settings.getint("TEMPLATES_MIN_PAGES"),
         settings.getfloat("TEMPLATES_MIN_SHARE"),
         settings.getfloat("TEMPLATES_PATTERN_SHARE"),
+        settings.getfloat("TEMPLATES_REGION_MIN_SHARE"),
     )
 
 

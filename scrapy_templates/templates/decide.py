@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -19,11 +19,15 @@ class Thresholds:
     A pagelet's number-blind pattern (its letters without its digits) is template at
     ``pattern_share``: a dated footer or a counter that is on most pages of the site, while a
     run of release notes titled "Release 3.0.2 On 2004-06-30", each on one page, stays content.
+
+    Inside the site's main region, a pagelet that is not navigation must reach
+    ``region_share`` (see :func:`spare_region_content`).
     """
 
     min_pages: int = 2
     min_share: float = 0.0
     pattern_share: float = 0.5
+    region_share: float = 0.0
 
 
 def is_template(support: int, pages_seen: int, thresholds: Thresholds) -> bool:
@@ -47,6 +51,25 @@ def mark_pagelets(
             or (bool(pattern) and is_template(support.get(pattern, 0), pages_seen, by_pattern))
         )
         for fp, pattern in zip(fingerprints, patterns, strict=True)
+    ]
+
+
+def spare_region_content(
+    flags: Sequence[bool],
+    support: Sequence[int],
+    pages_seen: int,
+    thresholds: Thresholds,
+    plain_in_region: Callable[[int], bool],
+) -> list[bool]:
+    """Unflag the template pagelets that repeat on fewer than ``region_share`` of the site's
+    pages and lie in its main region without being navigation (``plain_in_region(i)``, asked
+    only of those): one section's standing sentence ("a complete list of releases is
+    available…"), a heading every page of one type carries. Site-wide blocks, and menus and
+    breadcrumbs of a section, stay template."""
+    bar = thresholds.region_share * pages_seen
+    return [
+        flag and not (count < bar and plain_in_region(i))
+        for i, (flag, count) in enumerate(zip(flags, support, strict=True))
     ]
 
 

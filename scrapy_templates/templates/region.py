@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 
 @dataclass
@@ -172,3 +173,35 @@ def _prefixes(path: str) -> tuple[str, ...]:
 
 def in_region(path: str, region: str) -> bool:
     return path == region or path.startswith(region + "/")
+
+
+NAVIGATION_LINK_SHARE = 0.55
+
+
+def _letters(text: str) -> int:
+    return sum(c.isalpha() for c in text)
+
+
+def _same_site(href: str, host: str) -> bool:
+    """Whether a link leads to another page of the site: not a fragment of this page, not
+    another host (a type name linked to an external API reference is not navigation)."""
+    if href.startswith("#"):
+        return False
+    if href.startswith("//") or ":" in href.split("/", 1)[0]:
+        parts = urlsplit(href)
+        return parts.scheme in ("", "http", "https") and parts.netloc.lower() == host
+    return True
+
+
+def is_navigation(text: str, hrefs: Sequence[str], anchors: Sequence[str], host: str) -> bool:
+    """Whether a block is navigation: links to at least two other pages of the site on
+    ``host`` holding at least ``NAVIGATION_LINK_SHARE`` of its letters (breadcrumbs, menus,
+    "previous / next"). One link is a reference, not navigation: a heading naming its package,
+    a "back to the module" line."""
+    linked = 0
+    targets = set()
+    for href, anchor in zip(hrefs, anchors, strict=True):
+        if _same_site(href, host):
+            linked += _letters(anchor)
+            targets.add(href)
+    return len(targets) >= 2 and linked >= NAVIGATION_LINK_SHARE * _letters(text) > 0

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from scrapy_templates.templates.layout import SiteLayouts
-from scrapy_templates.templates.region import in_region
+from scrapy_templates.templates.region import in_region, is_navigation
 
 _WORD = re.compile(r"\w+")
 _LETTER = re.compile(r"[^\W\d_]")
@@ -75,33 +75,22 @@ def common_weight(a: Words, b: Words) -> int:
     return previous[-1]
 
 
-NAVIGATION_LINK_SHARE = 0.55
-
-
-def _letters(text: str) -> int:
-    return sum(c.isalpha() for c in text)
-
-
 def layout_may_flag(
     path: str,
     text: str,
     hrefs: Sequence[str],
     anchors: Sequence[str],
     main_path: str | None,
+    host: str,
 ) -> bool:
     """Whether a static block may be flagged template: when it lies outside the site's main
-    region, or inside it and is navigation — at least ``NAVIGATION_LINK_SHARE`` of its letters
-    in links to other pages (breadcrumbs, menus, "previous / next"); never when it contains
-    the region. Inside the region, other static blocks are content: a page type's headings
-    (with or without their "¶" permalinks), a sentence every release note repeats with a link
-    or two."""
+    region, or inside it and is navigation (:func:`~scrapy_templates.templates.region.
+    is_navigation`); never when it contains the region. Inside the region, other static
+    blocks are content: a page type's headings (with or without their "¶" permalinks), a
+    sentence every release note repeats with a link or two, a signature whose type names link
+    to an external reference."""
     if main_path is None or in_region(path, main_path):
-        linked = sum(
-            _letters(anchor)
-            for href, anchor in zip(hrefs, anchors, strict=True)
-            if not href.startswith("#")
-        )
-        return linked >= NAVIGATION_LINK_SHARE * _letters(text) > 0
+        return is_navigation(text, hrefs, anchors, host)
     return not main_path.startswith(path + "/")
 
 

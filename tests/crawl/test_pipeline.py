@@ -368,3 +368,33 @@ async def test_a_static_looking_heading_inside_the_content_stays_content() -> No
     assert (
         not heading["template"] and "Release notes of the networks version" in last["content_text"]
     )
+
+
+async def test_a_sections_standing_sentence_in_the_main_region_stays_content() -> None:
+    """Four release pages of ten repeat a sentence inside <main>, and a section menu: above
+    TEMPLATES_MIN_SHARE, below TEMPLATES_REGION_MIN_SHARE. The sentence (one link) stays
+    content; the menu (all links to pages of the site) is navigation and stays template."""
+    sentence = 'A complete list of releases is on <a href="/changes">the changes page</a>.'
+    menu = (
+        '<p class=sub><a href="/r/new">New</a> · <a href="/r/old">Old</a> · '
+        '<a href="/r/all">All</a></p>'
+    )
+
+    def release(n: int) -> str:
+        return (
+            f"<html><body>{NAV}<main><h1>Release {n}</h1>{menu}<p>{sentence}</p>"
+            f"<p>{STORIES[n]}</p></main>{FOOTER}</body></html>"
+        )
+
+    items = [{"url": f"http://site.test/p{n}", "html": page(n)} for n in range(6)]
+    items += [{"url": f"http://site.test/r{n}", "html": release(n)} for n in range(4)]
+    last = (await mark_all(make_pipeline(TEMPLATES_LAYOUT=False), items))[-1]
+    marks = {p["text"][:12]: p for p in last["pagelets"]}
+    assert marks["A complete l"]["pages"] == 4 and not marks["A complete l"]["template"]
+    assert "complete list of releases" in last["content_text"]
+    assert marks["New · Old · "]["template"] and "New · Old" not in last["content_text"]
+    assert marks["Section 0 Se"]["template"]
+    strict = (
+        await mark_all(make_pipeline(TEMPLATES_LAYOUT=False, TEMPLATES_REGION_MIN_SHARE=0), items)
+    )[-1]
+    assert "complete list of releases" not in strict["content_text"]

@@ -1,6 +1,12 @@
 from __future__ import annotations
 
-from scrapy_templates.templates.decide import Thresholds, is_template, main_region, mark_pagelets
+from scrapy_templates.templates.decide import (
+    Thresholds,
+    is_template,
+    main_region,
+    mark_pagelets,
+    spare_region_content,
+)
 
 
 def test_papers_rule_is_any_repeat() -> None:
@@ -42,3 +48,20 @@ def test_main_region_stays_at_root_without_template_beside() -> None:
     positions = [(0,), (1,), (2,)]
     assert main_region(positions, [10, 900, 5], [False, False, False], 0.8) == ()
     assert main_region(positions, [10, 900, 0], [False, False, True], 0.8) == (1,)
+
+
+def test_region_spares_a_sections_standing_sentence_but_not_site_wide_blocks() -> None:
+    # pagelets: a sentence every page of one section repeats (3 of 10 pages), a tagline on
+    # every page, the section's menu (3 of 10): the first two lie in the main region without
+    # being navigation, the menu is navigation.
+    th = Thresholds(min_pages=2, min_share=0.25, region_share=0.5)
+    flags = [True, True, True]
+    asked: list[int] = []
+
+    def plain(i: int) -> bool:
+        asked.append(i)
+        return i != 2
+
+    assert spare_region_content(flags, [3, 10, 3], 10, th, plain) == [False, True, True]
+    assert asked == [0, 2]  # the site-wide tagline is never examined
+    assert spare_region_content(flags, [3, 10, 3], 10, Thresholds(2, 0.25), plain) == flags

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from scrapy_templates.templates.region import SiteRegion, in_region
+import pytest
+
+from scrapy_templates.templates.region import SiteRegion, in_region, is_navigation
 
 HEADER, CONTENT, FOOTER = "body/div#header", "body/div#content", "body/div#footer"
 
@@ -88,3 +90,31 @@ def test_paths_unique_to_one_page_are_pruned_without_changing_the_answer() -> No
             )
     assert len(bounded.seen) < 300 < len(unbounded.seen)
     assert bounded.main_path() == unbounded.main_path() == CONTENT
+
+
+@pytest.mark.parametrize(
+    ("text", "links", "expected"),
+    [
+        ("Home › News", (("/", "Home"), ("/news", "News")), True),
+        ("« previous | up", (("/a", "previous"), ("/", "up")), True),
+        ("Uses of Pair in org.tuple", (("pkg.html", "org.tuple"),), False),  # one reference
+        (
+            "See the changes page and the chronology",
+            (("/c", "changes"), ("/h", "chronology")),
+            False,
+        ),
+        (
+            "Object Number",
+            (("https://docs.test/Object", "Object"), ("//docs.test/N", "Number")),
+            False,
+        ),
+        ("Top Intro", (("#top", "Top"), ("#intro", "Intro")), False),
+        ("Home News", (("http://SITE.test/", "Home"), ("//site.test/news", "News")), True),
+    ],
+)
+def test_navigation_is_most_letters_in_links_to_two_pages_of_the_site(
+    text: str, links: tuple[tuple[str, str], ...], expected: bool
+) -> None:
+    hrefs = [h for h, _ in links]
+    anchors = [a for _, a in links]
+    assert is_navigation(text, hrefs, anchors, "site.test") is expected

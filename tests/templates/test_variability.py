@@ -151,11 +151,15 @@ def test_site_blocks_keep_evidence_per_layout_cluster() -> None:
     ("path", "hrefs", "main_path", "expected"),
     [
         ("body/footer/p", (), "body/main", True),  # outside the region
-        ("body/main/div.crumbs", ("/",), "body/main", True),  # inside, all links
+        ("body/main/div.crumbs", ("/", "/a"), "body/main", True),  # inside, all links
+        ("body/main/h2", ("/pkg",), "body/main", False),  # inside, one reference
         ("body/main/h2", (), "body/main", False),  # inside, without links
         ("body/main/h2", ("#intro",), "body/main", False),  # inside, a permalink only
+        ("body/main/code", ("https://docs.example.org/api",), "body/main", False),  # off-site
+        ("body/main/code", ("mailto:a@site.test",), "body/main", False),
+        ("body/main/nav", ("http://SITE.test/a", "//site.test/b"), "body/main", True),
         ("body/div.wrap", ("/",), "body/div.wrap/main", False),  # contains the region
-        ("body/nav", ("/",), None, True),  # no region yet: links decide
+        ("body/nav", ("/", "/a"), None, True),  # no region yet: links decide
         ("body/p", (), None, False),
     ],
 )
@@ -163,7 +167,7 @@ def test_where_the_layout_model_may_flag(
     path: str, hrefs: tuple[str, ...], main_path: str | None, expected: bool
 ) -> None:
     anchors = tuple("text" for _ in hrefs)
-    assert layout_may_flag(path, "text", hrefs, anchors, main_path) is expected
+    assert layout_may_flag(path, "text", hrefs, anchors, main_path, "site.test") is expected
 
 
 def test_inside_the_region_only_navigation_may_be_flagged() -> None:
@@ -173,5 +177,5 @@ def test_inside_the_region_only_navigation_may_be_flagged() -> None:
         ("/changes", "/chronology"),
         ("complete list of releases", "chronology"),
     )
-    assert layout_may_flag("body/main/p", *crumbs, "body/main")
-    assert not layout_may_flag("body/main/p", *sentence, "body/main")
+    assert layout_may_flag("body/main/p", *crumbs, "body/main", "site.test")
+    assert not layout_may_flag("body/main/p", *sentence, "body/main", "site.test")
