@@ -1,14 +1,18 @@
 """Content-text quality on real sites: scrapy-templates against single-page extractors.
 
     python -m benchmarks.quality [--sites sqlite,django,git,gtk3,javadoc] [--skip-peers]
-                                 [--compare-exact]
+                                 [--repeat N] [--compare "LABEL:NAME=VALUE[,NAME=VALUE]" ...]
 
 For each site: serve it on 127.0.0.1, crawl it with the add-on (memory store, default
 settings), and score every exported item's ``content_text`` against the site's gold
 main-content container: lowercased ``\\w+`` tokens, multiset overlap, precision / recall / F1
 macro-averaged over pages. trafilatura, jusText, readability-lxml and boilerpy3 are scored on
 the same pages. "first 50" is the same score over the first 50 items the crawl exported (the
-cold start). Writes ``docs/quality.md`` and ``benchmarks/output/quality.json``.
+cold start). A crawl's order depends on which responses come back first, so a pagelet near a
+share threshold is flagged on some runs and not on others: ``--repeat N`` crawls each
+configuration N times and reports the mean (and the range of F1). ``--compare`` adds rows for
+the add-on with other settings, crawled as many times. Writes ``docs/quality.md`` and
+``benchmarks/output/quality.json``.
 """
 
 from __future__ import annotations
@@ -96,7 +100,7 @@ def crawl(site: Site, extra: list[str]) -> tuple[list[dict], dict, float]:
     return items, stats, elapsed
 
 
-def score_site(site: Site, skip_peers: bool, extra: list[str]) -> dict:
+def score_crawl(site: Site, skip_peers: bool, extra: list[str]) -> dict:
     items, stats, elapsed = crawl(site, extra)
     ours: list[tuple[float, float, float]] = []
     peers: dict[str, list[tuple[float, float, float]]] = {name: [] for name in PEERS}
@@ -127,8 +131,6 @@ def score_site(site: Site, skip_peers: bool, extra: list[str]) -> dict:
                     peers[name].append((0.0, 0.0, 0.0))
     worst.sort()
     return {
-        "site": site.name,
-        "gold": site.gold_doc,
         "items": len(items),
         "scored": len(ours),
         "skipped": dict(skipped),
@@ -141,7 +143,21 @@ def score_site(site: Site, skip_peers: bool, extra: list[str]) -> dict:
     }
 
 
-def write_markdown(results: list[dict], path: Path) -> None:
+def score_runs(site: Site, repeat: int, skip_peers: bool, extra: list[str]) -> dict:
+    """``repeat`` crawls of one configuration: the mean scores, the F1 of each run, and the
+    details of the first run (peers score the same pages on every run, so once is enough)."""
+    runs = [score_crawl(site, skip_peers or i > 0, extra) for i in range(repeat)]
+    first = runs[0]
+    first["ours"] = [round(sum(r["ours"][i] for r in runs) / repeat, 4) for i in range(3)]
+    first["ours_first50"] = [
+        round(sum(r["ours_first50"][i] for r in runs) / repeat, 4) for i in range(3)
+    ]
+    first["f1_runs"] = [r["ours"][2] for r in runs]
+    return first
+
+
+def write_markdown(results: list[dict], repeat: int, path: Path) -> None:
+    runs = f"the mean of {repeat} crawls (F1 range in brackets)" if repeat > 1 else "one crawl"
     lines = [
         "# Content quality on real sites",
         "",
@@ -149,30 +165,36 @@ def write_markdown(results: list[dict], path: Path) -> None:
         "page's content text against the site's gold main-content container (lowercased `\\w+` "
         "tokens, multiset overlap, macro-averaged over pages). Every item the crawl exported is "
         "scored, from the first one on; *first 50* is the score of the first 50 items alone. "
-        "*Exact counting only* is the same crawl with `TEMPLATES_LAYOUT = False` (no layout "
-        "clusters, no block variability).",
+        f"Rows of scrapy-templates give {runs}; other rows name the settings changed.",
         "",
         "| site | pages | tool | P | R | F1 |",
         "|---|---:|---|---:|---:|---:|",
     ]
     for r in results:
-        rows = [
-            ("**scrapy-templates**", r["ours"]),
-            ("scrapy-templates, first 50", r["ours_first50"]),
-        ]
-        if "exact_only" in r:
-            rows += [
-                ("scrapy-templates, exact counting only", r["exact_only"]),
-                ("scrapy-templates, exact counting only, first 50", r["exact_only_first50"]),
-            ]
-        rows += sorted(r["peers"].items(), key=lambda kv: -kv[1][2])
-        for name, (p, rec, f) in rows:
+        rows = []
+        for label, variant in [("**scrapy-templates**", r), *r.get("variants", {}).items()]:
+            f1 = f"{variant['ours'][2]:.3f}"
+            if len(variant["f1_runs"]) > 1:
+                f1 += f" ({min(variant['f1_runs']):.3f}–{max(variant['f1_runs']):.3f})"
+            rows.append((label, variant["ours"], f1))
+            rows.append((f"{label}, first 50", variant["ours_first50"], None))
+        for name, score in sorted(r["peers"].items(), key=lambda kv: -kv[1][2]):
+            rows.append((name, score, None))
+        for name, (p, rec, f), f1 in rows:
+            shown = f1 or f"{f:.3f}"
             lines.append(
-                f"| {r['site']} | {r['scored']} | {name} | {p:.3f} | {rec:.3f} | {f:.3f} |"
+                f"| {r['site']} | {r['scored']} | {name} | {p:.3f} | {rec:.3f} | {shown} |"
             )
     lines += ["", "Gold containers:", ""]
     lines += [f"- **{r['site']}**: {r['gold']}" for r in results]
     path.write_text("\n".join(lines) + "\n")
+
+
+def _variant(spec: str) -> tuple[str, list[str]]:
+    label, sep, settings = spec.partition(":")
+    if not sep or not settings:
+        raise argparse.ArgumentTypeError(f"expected LABEL:NAME=VALUE[,NAME=VALUE], got {spec!r}")
+    return label, settings.split(",")
 
 
 def main() -> None:
@@ -180,31 +202,37 @@ def main() -> None:
     parser.add_argument("--sites", default=",".join(SITES))
     parser.add_argument("--skip-peers", action="store_true")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
-    parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/quality.md")
+    parser.add_argument("--repeat", type=int, default=1, help="crawls per configuration")
     parser.add_argument(
-        "--compare-exact",
-        action="store_true",
-        help="crawl each site again with TEMPLATES_LAYOUT=false and add its scores",
+        "--compare",
+        action="append",
+        default=[],
+        type=_variant,
+        metavar="LABEL:NAME=VALUE[,NAME=VALUE]",
+        help="also crawl each site with these settings and add a row LABEL",
     )
+    parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/quality.md")
     args = parser.parse_args()
     sites = [SITES[name] for name in args.sites.split(",")]
     ensure_installed(sites)
     OUT.mkdir(parents=True, exist_ok=True)
     results = []
     for site in sites:
-        result = score_site(site, args.skip_peers, args.set)
-        if args.compare_exact:
-            exact = score_site(site, True, [*args.set, "TEMPLATES_LAYOUT=false"])
-            result["exact_only"], result["exact_only_first50"] = (
-                exact["ours"],
-                exact["ours_first50"],
-            )
+        result = score_runs(site, args.repeat, args.skip_peers, args.set)
+        result = {"site": site.name, "gold": site.gold_doc, **result, "variants": {}}
+        for label, settings in args.compare:
+            variant = score_runs(site, args.repeat, True, [*args.set, *settings])
+            result["variants"][label] = {
+                k: variant[k]
+                for k in ("ours", "ours_first50", "f1_runs", "settings")
+                if k in variant
+            } | {"settings": settings}
         results.append(result)
         print(json.dumps(result, indent=1))
     (OUT / "quality.json").write_text(json.dumps(results, indent=1))
     if not args.no_docs:
         (ROOT / "docs").mkdir(exist_ok=True)
-        write_markdown(results, ROOT / "docs" / "quality.md")
+        write_markdown(results, args.repeat, ROOT / "docs" / "quality.md")
 
 
 if __name__ == "__main__":

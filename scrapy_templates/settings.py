@@ -110,7 +110,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "TEMPLATES_BLOCK_DIFF_MAX",
         0.4,
-        "A block (tag path and rank) whose DiffScore across its layout cluster is at most this is static, i.e. template, when it holds links or lies outside the site's main region (0: identical copies, 1: no word in common).",
+        "A block (tag path and rank) whose DiffScore across its layout cluster is at most this is static, i.e. template, when it lies outside the site's main region or is navigation (0: identical copies, 1: no word in common).",
     ),
     Setting(
         "TEMPLATES_BLOCK_MIN_PAGES",
@@ -126,6 +126,11 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_BLOCK_SAMPLES",
         6,
         "Text samples kept per block (a reservoir of its first words) to compute its DiffScore.",
+    ),
+    Setting(
+        "TEMPLATES_BLOCK_COMPARE",
+        "bits",
+        "How block samples are kept and compared: 'bits' (word-offset bit signatures of 002_…, one integer per sample, compared by AND) or 'words' (the words, compared by Webstemmer's letter-weighted common subsequence).",
     ),
     Setting(
         "TEMPLATES_SITE",

@@ -34,7 +34,7 @@ from scrapy_templates.store.base import Observation, StoreError
 from scrapy_templates.templates.decide import main_region, mark_pagelets, spare_region_content
 from scrapy_templates.templates.region import in_region, is_navigation
 from scrapy_templates.templates.title import choose_title
-from scrapy_templates.templates.variability import layout_may_flag
+from scrapy_templates.templates.variability import COMPARISONS, layout_may_flag
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +62,11 @@ class TemplatePipeline:
         if algorithm not in ("local", "global"):
             raise NotConfigured(
                 f"TEMPLATES_ALGORITHM must be 'local' or 'global', not {algorithm!r}"
+            )
+        compare = s.get("TEMPLATES_BLOCK_COMPARE")
+        if compare not in COMPARISONS:
+            raise NotConfigured(
+                f"TEMPLATES_BLOCK_COMPARE must be one of {sorted(COMPARISONS)}, not {compare!r}"
             )
         self.crawler = crawler
         self.stats = crawler.stats

@@ -78,6 +78,7 @@ class CrawlState:
             min_pages=s.getint("TEMPLATES_BLOCK_MIN_PAGES"),
             min_share=s.getfloat("TEMPLATES_BLOCK_MIN_SHARE"),
             max_diff=s.getfloat("TEMPLATES_BLOCK_DIFF_MAX"),
+            comparison=s.get("TEMPLATES_BLOCK_COMPARE"),
         )
         # layout evidence and anchor texts of the sites most recently seen; a broad crawl
         # touches far more sites than it can keep evidence for

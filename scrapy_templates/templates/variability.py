@@ -13,9 +13,13 @@ scores near 1. Thor's cross-page subtree filtering (``004_…`` §VI) makes the 
 static and dynamic subtrees by content similarity.
 
 Evidence stays cheap and bounded: a block is keyed by its tag path and its rank among the
-page's blocks of that path, and keeps a reservoir of a few word sequences, each cut to a few
-dozen words; the common subsequence is over words, weighted by their letters (digits weigh
-nothing, as in Webstemmer, so dates and counters never make a block look dynamic).
+page's blocks of that path — its layout style in the sense of ``002_…``, within one layout
+cluster — and keeps a reservoir of a few samples of its first few dozen words. A sample is
+compared in one of two ways (:data:`COMPARISONS`): ``words``, the common subsequence over
+words weighted by their letters (digits weigh nothing, as in Webstemmer, so dates and counters
+never make a block look dynamic); or ``bits`` (the default), the word-offset bit signatures of
+``002_…`` (:mod:`~scrapy_templates.templates.offsets`), where the bits two signatures share
+stand for the common subsequence: a sample is one integer and a comparison one AND.
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from scrapy_templates.templates.layout import SiteLayouts
+from scrapy_templates.templates.offsets import offset_signature, shared_bits
 from scrapy_templates.templates.region import in_region, is_navigation
 
 _WORD = re.compile(r"\w+")
@@ -75,6 +81,27 @@ def common_weight(a: Words, b: Words) -> int:
     return previous[-1]
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """How block samples are kept and compared: ``evidence`` turns a sample's words into what
+    is kept, ``weight`` is its size and ``common`` the size two samples share; a pair's
+    DiffScore term is ``weight(a) + weight(b) − 2·common(a, b)``."""
+
+    evidence: Callable[[Words], Any]
+    weight: Callable[[Any], int]
+    common: Callable[[Any, Any], int]
+
+
+def _letter_weight(text: Words) -> int:
+    return sum(weight(w) for w in text)
+
+
+COMPARISONS: dict[str, Comparison] = {
+    "words": Comparison(tuple, _letter_weight, common_weight),
+    "bits": Comparison(offset_signature, int.bit_count, shared_bits),
+}
+
+
 def layout_may_flag(
     path: str,
     text: str,
@@ -107,57 +134,68 @@ def block_keys(paths: Sequence[str]) -> list[BlockKey]:
 
 @dataclass
 class BlockSamples:
-    """A bounded reservoir of one block's word sequences and its DiffScore over them.
+    """A bounded reservoir of one block's samples and its DiffScore over them.
 
     The score sums Webstemmer's terms over the ring of neighbouring samples (each sample
     with the next, the last with the first) rather than over all pairs: as many pairs as
-    samples, each sample in two. A pair's common subsequence is computed once, when a score
-    is first asked for, and kept until one of its samples is replaced."""
+    samples, each sample in two. A pair's term is computed once, when a score is first asked
+    for, and kept until one of its samples is replaced; so is the score itself."""
 
     size: int
+    comparison: Comparison = COMPARISONS["bits"]
     pages: int = 0
-    samples: list[tuple[int, Words, int]] = field(default_factory=list)
+    samples: list[tuple[int, Any, int, int]] = field(default_factory=list)
     _pairs: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     _next_id: int = 0
+    _score: float | None = None
+    _scored: bool = False
 
     def offer(self, rng: random.Random) -> int | None:
         """Count one more page holding the block; the reservoir slot its text goes to, or
         ``None`` when the reservoir keeps what it has (so the text need not be read)."""
         self.pages += 1
         if len(self.samples) < self.size:
-            self.samples.append((-1, (), 0))
+            self.samples.append((-1, None, 0, 0))
             return len(self.samples) - 1
         slot = rng.randrange(self.pages)
         return slot if slot < self.size else None
 
     def store(self, slot: int, text: Words) -> None:
+        """Keep a sample of the block's words in ``slot``."""
         old = self.samples[slot][0]
         if old >= 0:
             self._pairs = {k: v for k, v in self._pairs.items() if old not in k}
-        self.samples[slot] = (self._next_id, text, sum(weight(w) for w in text))
+        evidence = self.comparison.evidence(text)
+        self.samples[slot] = (self._next_id, evidence, self.comparison.weight(evidence), hash(text))
         self._next_id += 1
+        self._scored = False
 
     @property
     def varies(self) -> bool:
         """Whether the sampled copies differ at all (digits included): identical copies are
         exact counting's to judge, with its site-wide share."""
-        return len({text for _, text, _ in self.samples}) > 1
+        return len({key for _, _, _, key in self.samples}) > 1
 
     def diff_score(self) -> float | None:
         """0 when every sampled copy is the same text, 1 when no two share a word; ``None``
         while fewer than two copies with letters were sampled."""
+        if self._scored:
+            return self._score
         pairs = self._pairs
         samples = self.samples
-        for i, (id_a, text_a, w_a) in enumerate(samples):
-            id_b, text_b, w_b = samples[i - 1]
+        common = self.comparison.common
+        for i, (id_a, text_a, w_a, _) in enumerate(samples):
+            id_b, text_b, w_b, _ = samples[i - 1]
             if i == 0 and len(samples) < 3:
                 continue
             key = (id_a, id_b) if id_a < id_b else (id_b, id_a)
             if key not in pairs:
                 total = w_a + w_b
-                pairs[key] = (total, total - 2 * common_weight(text_a, text_b))
+                pairs[key] = (total, total - 2 * common(text_a, text_b))
         total = sum(t for t, _ in pairs.values())
-        return sum(d for _, d in pairs.values()) / total if total else None
+        self._score = sum(d for _, d in pairs.values()) / total if total else None
+        self._scored = True
+        return self._score
 
 
 @dataclass
@@ -166,7 +204,8 @@ class LayoutBlocks:
 
     ``min_pages``: pages a block must have been seen on before it can be called static;
     ``min_share``: and at least this share of the layout's pages; ``max_diff``: the DiffScore
-    at or below which it is static. At most ``max_blocks`` blocks are tracked."""
+    at or below which it is static; ``comparison``: a key of :data:`COMPARISONS`. At most
+    ``max_blocks`` blocks are tracked."""
 
     samples: int = 6
     words: int = 24
@@ -174,6 +213,7 @@ class LayoutBlocks:
     min_share: float = 0.5
     max_diff: float = 0.4
     max_blocks: int = 500
+    comparison: str = "bits"
     pages: int = 0
     blocks: dict[BlockKey, BlockSamples] = field(default_factory=dict)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
@@ -186,7 +226,7 @@ class LayoutBlocks:
             if block is None:
                 if len(self.blocks) >= self.max_blocks:
                     continue
-                block = self.blocks[key] = BlockSamples(self.samples)
+                block = self.blocks[key] = BlockSamples(self.samples, COMPARISONS[self.comparison])
             slot = block.offer(self.rng)
             if slot is not None:
                 block.store(slot, words(text, self.words))

@@ -7,6 +7,7 @@ import random
 import pytest
 
 from scrapy_templates.templates.variability import (
+    COMPARISONS,
     BlockSamples,
     LayoutBlocks,
     block_keys,
@@ -42,9 +43,11 @@ def test_block_keys_rank_blocks_of_one_path() -> None:
     ]
 
 
-def test_diff_score_is_zero_for_copies_and_near_one_for_articles() -> None:
+@pytest.mark.parametrize("comparison", sorted(COMPARISONS))
+def test_diff_score_is_zero_for_copies_and_near_one_for_articles(comparison: str) -> None:
     rng = random.Random(1)
-    same, varied = BlockSamples(6), BlockSamples(6)
+    same = BlockSamples(6, COMPARISONS[comparison])
+    varied = BlockSamples(6, COMPARISONS[comparison])
     for text in STORIES:
         _add(same, words("About Contact Privacy policy", 40), rng)
         _add(varied, words(text, 40), rng)
@@ -53,21 +56,23 @@ def test_diff_score_is_zero_for_copies_and_near_one_for_articles() -> None:
     assert len(varied.samples) == 6 and varied.pages == len(STORIES)
 
 
-def test_a_block_without_letters_has_no_score() -> None:
-    block = BlockSamples(4)
+@pytest.mark.parametrize("comparison", sorted(COMPARISONS))
+def test_a_block_without_letters_has_no_score(comparison: str) -> None:
+    block = BlockSamples(4, COMPARISONS[comparison])
     for n in range(5):
         _add(block, words(f"{n} / {n + 1}", 40), random.Random(n))
     assert block.diff_score() is None
 
 
-def _pages(*blocks_per_page: list[tuple[str, str]]) -> LayoutBlocks:
-    layout = LayoutBlocks()
+def _pages(*blocks_per_page: list[tuple[str, str]], comparison: str = "bits") -> LayoutBlocks:
+    layout = LayoutBlocks(comparison=comparison)
     for blocks in blocks_per_page:
         layout.add([p for p, _ in blocks], [t for _, t in blocks])
     return layout
 
 
-def test_breadcrumb_that_names_the_page_is_static_and_the_article_is_not() -> None:
+@pytest.mark.parametrize("comparison", sorted(COMPARISONS))
+def test_breadcrumb_that_names_the_page_is_static_and_the_article_is_not(comparison: str) -> None:
     pages = [
         [
             ("body/div.crumbs", f"You are here: Home › News › World › {text.split()[1].title()}"),
@@ -75,11 +80,12 @@ def test_breadcrumb_that_names_the_page_is_static_and_the_article_is_not() -> No
         ]
         for text in STORIES
     ]
-    layout = _pages(*pages)
+    layout = _pages(*pages, comparison=comparison)
     assert layout.static(["body/div.crumbs", "body/main/p"]) == [True, False]
 
 
-def test_menu_with_a_current_item_and_a_dated_footer_are_static() -> None:
+@pytest.mark.parametrize("comparison", sorted(COMPARISONS))
+def test_menu_with_a_current_item_and_a_dated_footer_are_static(comparison: str) -> None:
     sections = ["World", "Science", "Culture", "Sport", "Travel", "Money"]
     pages = []
     for n, text in enumerate(STORIES[:6]):
@@ -91,7 +97,7 @@ def test_menu_with_a_current_item_and_a_dated_footer_are_static() -> None:
                 ("body/footer/p", f"© The Daily Demo. Page updated 2026-0{n + 1}-1{n} 10:0{n}"),
             ]
         )
-    layout = _pages(*pages)
+    layout = _pages(*pages, comparison=comparison)
     assert layout.static(["body/nav/ul", "body/main/p", "body/footer/p"]) == [True, False, True]
 
 
@@ -118,15 +124,22 @@ def test_blocks_are_bounded() -> None:
     assert len(layout.blocks) == 3
 
 
+@pytest.mark.parametrize("comparison", sorted(COMPARISONS))
 @pytest.mark.parametrize("seed", range(3))
-def test_reservoir_replacements_keep_the_score_consistent(seed: int) -> None:
+def test_reservoir_replacements_keep_the_score_consistent(seed: int, comparison: str) -> None:
     rng = random.Random(seed)
-    block = BlockSamples(3)
+    block = BlockSamples(3, COMPARISONS[comparison])
+    held: dict[int, tuple[str, ...]] = {}
     for text in STORIES * 3:
-        _add(block, words(text, 40), rng)
-    fresh = BlockSamples(3)
-    for _, text, _ in block.samples:
-        _add(fresh, text, random.Random(0))
+        sample = words(text, 40)
+        slot = block.offer(rng)
+        if slot is not None:
+            block.store(slot, sample)
+            held[slot] = sample
+        block.diff_score()  # cached, and dropped as samples are replaced
+    fresh = BlockSamples(3, COMPARISONS[comparison])
+    for slot in sorted(held):
+        _add(fresh, held[slot], random.Random(0))
     assert block.diff_score() == pytest.approx(fresh.diff_score())
 
 
