@@ -28,6 +28,7 @@ import gc
 import random
 import statistics
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,26 @@ def each(func: Callable[[str, bytes], Any], pages: list[tuple[str, bytes]]) -> C
             func(url, html)
 
     return run
+
+
+def evidence_memory(pages: list[Any], comparison: str) -> tuple[int, int]:
+    """Blocks tracked and bytes allocated by the layout model's block evidence for ``pages``
+    (parsed), one :class:`LayoutBlocks` per site."""
+    from urllib.parse import urlsplit
+
+    from scrapy_templates.templates.variability import LayoutBlocks
+
+    gc.collect()
+    tracemalloc.start()
+    layouts: dict[str, LayoutBlocks] = {}
+    for page in pages:
+        site = urlsplit(page.url).netloc
+        layout = layouts.setdefault(site, LayoutBlocks(comparison=comparison))
+        layout.add([p.path for p in page.pagelets], [p.text for p in page.pagelets])
+    gc.collect()
+    size = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return sum(len(layout.blocks) for layout in layouts.values()), size
 
 
 def main() -> None:
@@ -114,6 +135,9 @@ def main() -> None:
         "pipeline, exact counting only (TEMPLATES_LAYOUT off)": pipeline_run(
             TEMPLATES_LAYOUT=False
         ),
+        "pipeline, block samples as words (TEMPLATES_BLOCK_COMPARE='words')": pipeline_run(
+            TEMPLATES_BLOCK_COMPARE="words"
+        ),
         "simhash package (page text)": simhash_package,
     }
     for func in tools.values():
@@ -144,6 +168,18 @@ def main() -> None:
         f"- rounds: {args.repeat}; per-round pipeline ÷ lxml: "
         + ", ".join(f"{r[ours_key] / r['lxml.html.fromstring']:.2f}" for r in rounds),
     ]
+    parsed = [parse_page(html, url) for url, html in pages]
+    rows += [
+        "",
+        "Memory of the block evidence (each site's blocks and their samples, traced while the "
+        "pages are added, one layout per site):",
+        "",
+        "| TEMPLATES_BLOCK_COMPARE | blocks | KB | bytes / block |",
+        "|---|---:|---:|---:|",
+    ]
+    for comparison in ("bits", "words"):
+        blocks, size = evidence_memory(parsed, comparison)
+        rows.append(f"| {comparison} | {blocks} | {size / 1024:.0f} | {size / blocks:.0f} |")
     text = "\n".join(rows) + "\n"
     print(text)
     if not args.no_docs:

@@ -18,35 +18,23 @@ from zlib import crc32
 SIGNATURE_BITS = 256
 
 
-_WORD_HASH_MAX = 100_000
-_word_hashes: dict[str, int] = {}
 _GOLDEN = 0x9E3779B1
 
 
-def _word_hash(word: str) -> int:
-    """CRC-32 of a word (stable across processes and runs, unlike Python's ``hash``), or 0
-    for a word without letters; cached, since a site's words repeat page after page."""
-    found = _word_hashes.get(word)
-    if found is None:
-        if len(_word_hashes) >= _WORD_HASH_MAX:
-            _word_hashes.clear()
-        letters = word.isalpha() or any(c.isalpha() for c in word)
-        found = _word_hashes[word] = crc32(word.encode()) | 1 if letters else 0
-    return found
-
-
 def offset_signature(words: Sequence[str], bits: int = SIGNATURE_BITS) -> int:
-    """The bit array (as an int of ``bits`` bits) of a block's words and difference offsets."""
+    """The bit array (as an int of ``bits`` bits) of a block's words and difference offsets.
+
+    Words are hashed with CRC-32, stable across processes and runs (unlike Python's
+    ``hash``); the offset moves the word's bit by a multiple of the golden-ratio constant."""
     last: dict[str, int] = {}
     signature = 0
     for i, word in enumerate(words):
-        code = _word_hash(word)
-        if not code:
+        if not word.isalpha() and not any(c.isalpha() for c in word):
             continue
         previous = last.get(word)
         last[word] = i
         offset = 0 if previous is None else i - previous
-        signature |= 1 << ((code + offset * _GOLDEN) % bits)
+        signature |= 1 << ((crc32(word.encode()) + offset * _GOLDEN) % bits)
     return signature
 
 
