@@ -3,11 +3,13 @@
 Chen, Ye and Li compare the blocks of one layout style by the offset sequences of their words,
 hashed into small bit arrays in the manner of a Bloom filter, so two blocks are compared with
 a bitwise AND instead of word by word. Here a block's words are turned into one signature:
-each word sets the bit of (word, difference offset), where the difference offset is the
+each word sets bits for (word, difference offset), where the difference offset is the
 distance to the word's previous occurrence in the block (0 for its first), so an inserted
-word moves only the offsets of later repeats, not every word after it. Words without letters
-set no bit (digits weigh nothing, as in Webstemmer's DiffScore). Two signatures are compared by
-counting the bits they share: the Bloom-filter counterpart of the common subsequence.
+word moves only the offsets of later repeats, not every word after it. As in Webstemmer's
+DiffScore a word weighs by its letters: it sets one bit per three letters (at least one), so
+the name of a class counts for more than "of" or "org", and a word without letters sets none
+(dates and counters weigh nothing). Two signatures are compared by counting the bits they
+share: the Bloom-filter counterpart of the letter-weighted common subsequence.
 """
 
 from __future__ import annotations
@@ -18,23 +20,29 @@ from zlib import crc32
 SIGNATURE_BITS = 256
 
 
-_GOLDEN = 0x9E3779B1
+_OFFSET_STEP = 0x9E3779B1
+_BIT_STEP = 0x85EBCA6B
+LETTERS_PER_BIT = 3
 
 
 def offset_signature(words: Sequence[str], bits: int = SIGNATURE_BITS) -> int:
     """The bit array (as an int of ``bits`` bits) of a block's words and difference offsets.
 
     Words are hashed with CRC-32, stable across processes and runs (unlike Python's
-    ``hash``); the offset moves the word's bit by a multiple of the golden-ratio constant."""
+    ``hash``); the offset and the bit's rank move the word's bit by multiples of two odd
+    constants."""
     last: dict[str, int] = {}
     signature = 0
     for i, word in enumerate(words):
-        if not word.isalpha() and not any(c.isalpha() for c in word):
+        letters = len(word) if word.isalpha() else sum(c.isalpha() for c in word)
+        if not letters:
             continue
         previous = last.get(word)
         last[word] = i
         offset = 0 if previous is None else i - previous
-        signature |= 1 << ((crc32(word.encode()) + offset * _GOLDEN) % bits)
+        base = crc32(word.encode()) + offset * _OFFSET_STEP
+        for rank in range((letters + LETTERS_PER_BIT - 1) // LETTERS_PER_BIT):
+            signature |= 1 << ((base + rank * _BIT_STEP) % bits)
     return signature
 
 

@@ -10,8 +10,15 @@ def test_signature_is_stable_and_bounded() -> None:
     a = offset_signature(text)
     assert a == offset_signature(text)
     assert 0 < a < 1 << SIGNATURE_BITS
-    pairs = {(w, n) for n, w in enumerate(text)}  # ≥ the distinct (word, offset) pairs
-    assert 40 <= a.bit_count() <= len(pairs)  # about one bit per pair, a few collisions
+    most = sum((len(w) + 2) // 3 for w in text)  # bits asked for, repeats and collisions aside
+    assert 0.6 * most <= a.bit_count() <= most
+
+
+def test_a_word_weighs_one_bit_per_three_letters() -> None:
+    assert offset_signature(("of",)).bit_count() == 1
+    assert offset_signature(("commons",)).bit_count() == 3
+    assert offset_signature(("contextedexception",)).bit_count() == 6
+    assert offset_signature(("lang3",)).bit_count() == 2  # digits are not letters
 
 
 def test_words_without_letters_set_no_bit() -> None:
