@@ -8,13 +8,19 @@ distance to the word's previous occurrence in the block (0 for its first), so an
 word moves only the offsets of later repeats, not every word after it. As in Webstemmer's
 DiffScore a word weighs by its letters: it sets one bit per three letters (at least one), so
 the name of a class counts for more than "of" or "org", and a word without letters sets none
-(dates and counters weigh nothing). Two signatures are compared by counting the bits they
-share: the Bloom-filter counterpart of the letter-weighted common subsequence.
+(dates and counters weigh nothing). Two signatures are compared by the bits they share: the
+Bloom-filter counterpart of the letter-weighted common subsequence.
+
+Bits collide, and two unrelated blocks of two dozen words would share a fifth of their bits
+by chance, making varying text look static. So sizes are read as Bloom-filter estimates of how
+many bits were set, ``−m·ln(1 − X/m)`` for ``X`` of ``m`` bits set, and the shared part as
+the estimated intersection ``n(A) + n(B) − n(A ∪ B)`` (Swamidass and Baldi's estimator).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import log
 from zlib import crc32
 
 SIGNATURE_BITS = 256
@@ -46,6 +52,23 @@ def offset_signature(words: Sequence[str], bits: int = SIGNATURE_BITS) -> int:
     return signature
 
 
-def shared_bits(a: int, b: int) -> int:
-    """Bits two signatures have in common."""
-    return (a & b).bit_count()
+def _estimates(bits: int) -> tuple[float, ...]:
+    """Bits set before collisions, for each count of bits seen set (a full array reads as
+    ``m·ln m``, the count at which one is expected full)."""
+    return (*(-bits * log(1 - seen / bits) for seen in range(bits)), bits * log(bits))
+
+
+_ESTIMATE = _estimates(SIGNATURE_BITS)
+
+
+def signature_weight(signature: int) -> float:
+    """Estimated number of bits set into a signature, collisions undone."""
+    return _ESTIMATE[signature.bit_count()]
+
+
+def shared_weight(a: int, b: int) -> float:
+    """Estimated number of bits two signatures set in common, chance collisions undone."""
+    if a == b:
+        return _ESTIMATE[a.bit_count()]
+    common = _ESTIMATE[a.bit_count()] + _ESTIMATE[b.bit_count()] - _ESTIMATE[(a | b).bit_count()]
+    return max(0.0, common)

@@ -11,6 +11,8 @@ the main dynamic region of ``004_…``.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -176,6 +178,7 @@ def in_region(path: str, region: str) -> bool:
 
 
 NAVIGATION_LINK_SHARE = 0.55
+_WORD = re.compile(r"\w+")
 
 
 def _letters(text: str) -> int:
@@ -193,15 +196,24 @@ def _same_site(href: str, host: str) -> bool:
     return True
 
 
+def _words(text: str) -> Counter[str]:
+    return Counter(w for w in _WORD.findall(text.lower()) if not w.isdigit())
+
+
 def is_navigation(text: str, hrefs: Sequence[str], anchors: Sequence[str], host: str) -> bool:
     """Whether a block is navigation: links to at least two other pages of the site on
-    ``host`` holding at least ``NAVIGATION_LINK_SHARE`` of its letters (breadcrumbs, menus,
-    "previous / next"). One link is a reference, not navigation: a heading naming its package,
-    a "back to the module" line."""
+    ``host`` holding at least ``NAVIGATION_LINK_SHARE`` of its letters, with fewer words
+    outside its links than links (breadcrumbs, menus, "previous | up | next": separators
+    between the links, at most the current page's name besides). One link is a reference,
+    not navigation (a "back to the module" line), and so is a sentence whose words join its
+    links ("Uses of Pair in org.tuple", "Methods in org.tuple that return Pair")."""
     linked = 0
     targets = set()
     for href, anchor in zip(hrefs, anchors, strict=True):
         if _same_site(href, host):
             linked += _letters(anchor)
             targets.add(href)
-    return len(targets) >= 2 and linked >= NAVIGATION_LINK_SHARE * _letters(text) > 0
+    if len(targets) < 2 or not linked >= NAVIGATION_LINK_SHARE * _letters(text) > 0:
+        return False
+    outside = _words(text) - _words(" ".join(anchors))
+    return sum(outside.values()) < len(hrefs)

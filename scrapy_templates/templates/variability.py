@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scrapy_templates.templates.layout import SiteLayouts
-from scrapy_templates.templates.offsets import offset_signature, shared_bits
+from scrapy_templates.templates.offsets import offset_signature, shared_weight, signature_weight
 from scrapy_templates.templates.region import in_region, is_navigation
 
 _WORD = re.compile(r"\w+")
@@ -88,8 +88,8 @@ class Comparison:
     DiffScore term is ``weight(a) + weight(b) − 2·common(a, b)``."""
 
     evidence: Callable[[Words], Any]
-    weight: Callable[[Any], int]
-    common: Callable[[Any, Any], int]
+    weight: Callable[[Any], float]
+    common: Callable[[Any, Any], float]
 
 
 def _letter_weight(text: Words) -> int:
@@ -98,7 +98,7 @@ def _letter_weight(text: Words) -> int:
 
 COMPARISONS: dict[str, Comparison] = {
     "words": Comparison(tuple, _letter_weight, common_weight),
-    "bits": Comparison(offset_signature, int.bit_count, shared_bits),
+    "bits": Comparison(offset_signature, signature_weight, shared_weight),
 }
 
 
@@ -144,8 +144,8 @@ class BlockSamples:
     size: int
     comparison: Comparison = COMPARISONS["bits"]
     pages: int = 0
-    samples: list[tuple[int, Any, int, int]] = field(default_factory=list)
-    _pairs: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    samples: list[tuple[int, Any, float, int]] = field(default_factory=list)
+    _pairs: dict[tuple[int, int], tuple[float, float]] = field(default_factory=dict)
     _next_id: int = 0
     _score: float | None = None
     _scored: bool = False

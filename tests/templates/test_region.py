@@ -98,6 +98,17 @@ def test_paths_unique_to_one_page_are_pruned_without_changing_the_answer() -> No
         ("Home › News", (("/", "Home"), ("/news", "News")), True),
         ("« previous | up", (("/a", "previous"), ("/", "up")), True),
         ("Uses of Pair in org.tuple", (("pkg.html", "org.tuple"),), False),  # one reference
+        ("Home › News › Bridge", (("/", "Home"), ("/news", "News")), True),  # the page's name
+        (
+            "Uses of Pair in org.tuple",
+            (("../Pair.html", "Pair"), ("pkg.html", "org.tuple")),
+            False,
+        ),  # words join the links: a sentence
+        (
+            "Methods in org.tuple that return MutablePair",
+            (("pkg.html", "org.tuple"), ("../MutablePair.html", "MutablePair")),
+            False,
+        ),
         (
             "See the changes page and the chronology",
             (("/c", "changes"), ("/h", "chronology")),
@@ -112,7 +123,7 @@ def test_paths_unique_to_one_page_are_pruned_without_changing_the_answer() -> No
         ("Home News", (("http://SITE.test/", "Home"), ("//site.test/news", "News")), True),
     ],
 )
-def test_navigation_is_most_letters_in_links_to_two_pages_of_the_site(
+def test_navigation_is_links_to_two_pages_of_the_site_with_little_else(
     text: str, links: tuple[tuple[str, str], ...], expected: bool
 ) -> None:
     hrefs = [h for h, _ in links]
