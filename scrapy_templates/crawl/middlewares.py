@@ -12,7 +12,11 @@ Stats: ``templates/urls/rewritten`` (requests rewritten before enqueue),
 ``templates/urls/rescheduled`` (rewritten in the downloader), ``templates/urls/dropped``,
 ``templates/urls/bytes_saved`` (mean response size of the host, per dropped request) and
 ``templates/urls/deferred`` (requests of a duplicate-prone form with no rule yet, sent to the
-back of the queue so that their rule can be learned first). A rewritten request whose canonical
+back of the queue so that their rule can be learned first) and ``templates/urls/held``
+(requests that waited in the downloader middleware while another URL of their form was in
+flight: a URL carrying a query parameter that the host's rules drop elsewhere, on a form no
+rule covers yet, goes one at a time, with a relearn after each, so that the first download
+teaches the rule that spares the rest). A rewritten request whose canonical
 URL fails (an HTTP error status or a download error) is fetched again as the spider asked for
 it (``templates/urls/fallbacks``), and only successful downloads count as downloaded pages.
 """
@@ -84,9 +88,10 @@ class UrlRulesDownloaderMiddleware:
     def from_crawler(cls, crawler: Crawler) -> UrlRulesDownloaderMiddleware:
         return cls(crawler)
 
-    def process_request(self, request: Request, spider: Any = None) -> Request | None:
+    async def process_request(self, request: Request, spider: Any = None) -> Request | None:
         if request.meta.get(OPT_OUT):
             return None
+        await self.rules.hold(request.url)
         canonical = self.rules.canonical(request.url)
         if canonical == request.url:
             return None
@@ -104,17 +109,20 @@ class UrlRulesDownloaderMiddleware:
         self, request: Request, response: Response, spider: Any = None
     ) -> Request | Response:
         original = request.meta.get(ORIGINAL_URL)
+        html = isinstance(response, HtmlResponse)
+        to_spider = not request.meta.get(BOOTSTRAP_META) and 200 <= response.status < 300
+        if not (to_spider and html):
+            self.rules.release(request.url)  # no item, no sample to wait for
         if original and response.status >= 400:
             return self._fall_back(request, original)
         redirects = tuple(request.meta.get("redirect_urls", ()))
-        html = isinstance(response, HtmlResponse)
         self.rules.note_response(
             request.url,
             response.url,
             response.body,
             redirects,
             html,
-            to_spider=not request.meta.get(BOOTSTRAP_META) and 200 <= response.status < 300,
+            to_spider=to_spider,
         )
         await self.rules.flush()
         return response
@@ -122,6 +130,7 @@ class UrlRulesDownloaderMiddleware:
     def process_exception(
         self, request: Request, exception: BaseException, spider: Any = None
     ) -> Request | None:
+        self.rules.release(request.url)
         original = request.meta.get(ORIGINAL_URL)
         if original and not isinstance(exception, IgnoreRequest):
             return self._fall_back(request, original)

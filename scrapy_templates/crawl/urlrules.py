@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
-from urllib.parse import urljoin
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from scrapy import Request
 from scrapy.crawler import Crawler
@@ -52,6 +52,11 @@ _POLL = 0.2
 _REMEMBERED = 5_000
 ORIGINAL_URL = "templates_original_url"
 _HOLD = 2 * _FLUSH_EVERY
+# how long a request of a suspect URL form waits for the one of its form in flight to be
+# sampled before it goes anyway (a page that gives no item is never sampled)
+_FORM_WAIT = 3.0
+
+Form = tuple[str, str, tuple[str, ...]]
 
 
 def learn_config(settings: BaseSettings) -> LearnConfig:
@@ -207,6 +212,9 @@ class UrlRules:
         self._refused: set[tuple[str, int]] = set()
         self._learning: dict[str, asyncio.Task[None]] = {}
         self._waiting: dict[str, asyncio.Future[None]] = {}
+        # suspect URL forms with a download in flight: the URL and what its sample resolves
+        self._in_flight: dict[Form, tuple[str, asyncio.Future[None]]] = {}
+        self._form_of: dict[str, Form] = {}
         self._rng = random.Random()
         path = s.get("TEMPLATES_URL_RULES_FILE")
         if path and self.enabled:
@@ -253,6 +261,71 @@ class UrlRules:
         if host.ruleset.duplicate_rate(url) < self.defer_rate:
             return 0
         return self.defer_priority
+
+    def suspect_form(self, url: str) -> Form | None:
+        """The form of a URL that no rule rewrites but that carries a query parameter its
+        host's rules drop on other forms (a session id on a page type not yet seen with one):
+        host, path and sorted query keys. ``None`` for any other URL."""
+        if not self.enabled:
+            return None
+        try:
+            parts = urlsplit(url)
+            host = self._hosts.get(host_site(url))
+        except ValueError:
+            return None
+        if host is None or host.ruleset is None or not parts.query:
+            return None
+        dropped = host.ruleset.dropped_query_keys
+        keys = tuple(sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)}))
+        if not dropped or not any(f"?{k}" in dropped for k in keys):
+            return None
+        if host.ruleset.apply(url) != url:
+            return None
+        return parts.netloc, parts.path, keys
+
+    async def hold(self, url: str) -> None:
+        """Let one URL of a suspect form (:meth:`suspect_form`) be downloaded at a time: wait
+        while another of its form is in flight, then relearn from that one's sample before
+        going on — a relearnt rule may now rewrite ``url`` (the caller asks again). The wait
+        per round is bounded by ``_FORM_WAIT`` seconds."""
+        form = self.suspect_form(url)
+        if form is None:
+            return
+        waited = False
+        while (flight := self._in_flight.get(form)) is not None:
+            waited = True
+            done = flight[1]
+            try:
+                await asyncio.wait_for(asyncio.shield(done), _FORM_WAIT)
+            except asyncio.TimeoutError:
+                if self._in_flight.get(form) is flight:
+                    self.release(flight[0])
+        if waited:
+            self._inc("templates/urls/held")
+            await self.learn_now(host_site(url))
+            if self.suspect_form(url) != form:
+                return  # a rule rewrites it now
+        self._in_flight[form] = (url, asyncio.get_running_loop().create_future())
+        self._form_of[url] = form
+
+    def release(self, url: str) -> None:
+        """The download of ``url`` is sampled (or failed): the next URL of its form may go."""
+        form = self._form_of.pop(url, None)
+        flight = None if form is None else self._in_flight.pop(form, None)
+        if flight is not None and not flight[1].done():
+            flight[1].set_result(None)
+
+    async def learn_now(self, site: str) -> None:
+        """Store the samples waiting and relearn ``site`` if its sample grew; returns when
+        the learning under way has ended."""
+        await self.flush(force=True)
+        host = self._host(site)
+        if host.offered > host.learned_at:
+            self.relearn(site)
+        task = self._learning.get(site)
+        if task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(task)
 
     def remember(self, request: Request, canonical: str) -> None:
         """Note that ``request`` was sent to ``canonical`` (rewritten, or dropped as its
@@ -363,6 +436,7 @@ class UrlRules:
         """A marked page's sample: its page simhash and content hash."""
         if self.enabled:
             self._queue(Sample(url, simhash=simhash, text_hash=text_hash))
+            self.release(url)
 
     def _queue(self, sample: Sample) -> None:
         site = host_site(sample.url)

@@ -133,9 +133,19 @@ class RuleSet:
     )
     _allowed: dict[int, frozenset[str]] = field(default_factory=dict, init=False, repr=False)
     _settled: frozenset[int] = field(default=frozenset(), init=False, repr=False)
+    dropped_query_keys: frozenset[str] = field(default=frozenset(), init=False, repr=False)
+    """Query keys (``?name``) some rule drops: parameters the site adds without changing
+    the page."""
 
     def __post_init__(self) -> None:
         self._decisive = frozenset(self.rules)
+        self.dropped_query_keys = frozenset(
+            op.key
+            for rule in self.rules.values()
+            for ops in rule.steps
+            for op in ops
+            if op.kind == "ignore" and op.key.startswith("?")
+        )
         # per node: the fixed values still to check once the parent's split chose it (the
         # split key's own value is already matched by the child lookup), split key, children
         self._walk = []

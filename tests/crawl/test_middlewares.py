@@ -73,15 +73,15 @@ def test_opt_out_and_unknown_urls_pass_untouched(crawler: Any) -> None:
     assert mw.get_processed_request(other, None) is other
 
 
-def test_downloader_middleware_drops_or_reschedules(crawler: Any) -> None:
+async def test_downloader_middleware_drops_or_reschedules(crawler: Any) -> None:
     mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
-    rescheduled = mw.process_request(Request(SID_URL))
+    rescheduled = await mw.process_request(Request(SID_URL))
     assert isinstance(rescheduled, Request) and rescheduled.url != SID_URL
-    assert mw.process_request(rescheduled) is None  # the canonical URL itself passes
+    assert await mw.process_request(rescheduled) is None  # the canonical URL itself passes
     rules = UrlRules.of(crawler)
     rules.note_response(rescheduled.url, rescheduled.url, b"<html></html>", (), html=True)
     with pytest.raises(IgnoreRequest):
-        mw.process_request(Request(SID_URL.replace("abc", "zzz")))
+        await mw.process_request(Request(SID_URL.replace("abc", "zzz")))
     assert crawler.stats.get_value("templates/urls/rescheduled") == 1
     assert crawler.stats.get_value("templates/urls/dropped") == 1
 
@@ -199,18 +199,18 @@ async def test_bootstrap_downloads_do_not_count_as_downloaded(crawler: Any) -> N
     request = Request(canonical, meta={BOOTSTRAP_META: True, "dont_normalize": True})
     await mw.process_response(request, HtmlResponse(canonical, body=b"<html></html>"))
     # the spider never saw that page: a request for it must still be downloaded
-    assert mw.process_request(Request(SID_URL)) is not None
+    assert await mw.process_request(Request(SID_URL)) is not None
     assert not UrlRules.of(crawler).was_fetched(canonical)
 
 
 async def test_a_failing_rewrite_falls_back_to_the_original_url(crawler: Any) -> None:
     mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
-    rewritten = mw.process_request(Request(SID_URL))
+    rewritten = await mw.process_request(Request(SID_URL))
     assert isinstance(rewritten, Request)
     missing = HtmlResponse(rewritten.url, status=404, body=b"<html></html>")
     again = await mw.process_response(rewritten, missing)
     assert isinstance(again, Request) and again.url == SID_URL and again.dont_filter
-    assert mw.process_request(again) is None  # opted out: fetched as asked
+    assert await mw.process_request(again) is None  # opted out: fetched as asked
     assert not UrlRules.of(crawler).was_fetched(rewritten.url)
     assert crawler.stats.get_value("templates/urls/fallbacks") == 1
     retry = mw.process_exception(rewritten, TimeoutError())
@@ -274,3 +274,28 @@ def test_a_pending_request_is_not_sent_twice(crawler: Any, engine: _Engine) -> N
     rules.note_requested(SID_URL)  # the same URL is also queued, under its own name
     rules.install(RuleSet(site=SITE, version=99, nodes={}, rules={}), source="test")
     assert engine.crawled == []
+
+
+async def test_a_suspect_form_is_downloaded_one_url_at_a_time(crawler: Any) -> None:
+    """``?sid`` is dropped on one form; on a form no rule covers, a second URL waits until
+    the first is sampled (or fails), then asks the rules again."""
+    import asyncio
+
+    mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
+    rules = UrlRules.of(crawler)
+    first, second, third = (f"http://www.example.com/other/page?sid={i}" for i in (1, 2, 3))
+    assert rules.suspect_form(first) is not None
+    assert rules.suspect_form("http://www.example.com/other/page?id=1") is None
+    assert await mw.process_request(Request(first)) is None
+    waiting = asyncio.ensure_future(mw.process_request(Request(second)))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    rules.add_page(first, 0, None)  # its item's sample arrived
+    assert await asyncio.wait_for(waiting, 1) is None
+    assert crawler.stats.get_value("templates/urls/held") == 1
+    waiting = asyncio.ensure_future(mw.process_request(Request(third)))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    mw.process_exception(Request(second), TimeoutError())
+    assert await asyncio.wait_for(waiting, 1) is None
+    assert crawler.stats.get_value("templates/urls/held") == 2
