@@ -223,7 +223,8 @@ class TemplatePipeline:
             zip(fingerprints, obs.components if self.use_components else obs.counts, strict=True)
         )
         counts = dict(zip(fingerprints, obs.counts, strict=True))
-        flags = self._flags(site, page, support, obs.pages)
+        host = urlsplit(page.url).netloc.lower()
+        flags = self._flags(site, host, page, support, obs.pages)
         static = [False] * len(flags)
         layout = None
         if self.state.layout:
@@ -231,7 +232,6 @@ class TemplatePipeline:
                 [p.path for p in page.pagelets], [p.text for p in page.pagelets]
             )
             main_path = self.state.main_path(site) if self.main_share > 0 else None
-            host = urlsplit(page.url).netloc.lower()
             static = [
                 s
                 and not f
@@ -320,9 +320,11 @@ class TemplatePipeline:
         blocks = page.blocks(i for i, f in enumerate(flags) if not f) if anchor else []
         return choose_title(anchor, blocks, page.h1, page.title)
 
-    def _flags(self, site: str, page: Page, support: dict[int, int], pages_seen: int) -> list[bool]:
+    def _flags(
+        self, site: str, host: str, page: Page, support: dict[int, int], pages_seen: int
+    ) -> list[bool]:
         """Exact counting's flags, with the main region's plain blocks spared below
-        ``TEMPLATES_REGION_MIN_SHARE``."""
+        ``TEMPLATES_REGION_MIN_SHARE`` (``host``: the page's, for same-site links)."""
         pagelets = page.pagelets
         flags = mark_pagelets(
             [p.fingerprint for p in pagelets],
@@ -334,7 +336,6 @@ class TemplatePipeline:
         if self.main_share <= 0 or self.thresholds.region_share <= 0:
             return flags
         main_path = self.state.main_path(site)
-        host = urlsplit(page.url).netloc.lower()
 
         def plain_in_region(i: int) -> bool:
             p = pagelets[i]
@@ -436,7 +437,8 @@ class TemplatePipeline:
                     fingerprints, obs.components if self.use_components else obs.counts, strict=True
                 )
             )
-            flags = self._flags(site, sample, support, obs.pages)
+            host = urlsplit(sample.url).netloc.lower()
+            flags = self._flags(site, host, sample, support, obs.pages)
             region.add(
                 [p.path for p in sample.pagelets],
                 [0 if f else len(p.text) for p, f in zip(sample.pagelets, flags, strict=True)],

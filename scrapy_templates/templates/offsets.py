@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from math import log
 from zlib import crc32
 
+from scrapy_templates.templates.text import letters
+
 SIGNATURE_BITS = 256
 
 
@@ -40,14 +42,14 @@ def offset_signature(words: Sequence[str], bits: int = SIGNATURE_BITS) -> int:
     last: dict[str, int] = {}
     signature = 0
     for i, word in enumerate(words):
-        letters = len(word) if word.isalpha() else sum(c.isalpha() for c in word)
-        if not letters:
+        weight = letters(word)
+        if not weight:
             continue
         previous = last.get(word)
         last[word] = i
         offset = 0 if previous is None else i - previous
         base = crc32(word.encode()) + offset * _OFFSET_STEP
-        for rank in range((letters + LETTERS_PER_BIT - 1) // LETTERS_PER_BIT):
+        for rank in range((weight + LETTERS_PER_BIT - 1) // LETTERS_PER_BIT):
             signature |= 1 << ((base + rank * _BIT_STEP) % bits)
     return signature
 

@@ -11,11 +11,12 @@ the main dynamic region of ``004_…``.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
+
+from scrapy_templates.templates.text import WORD, letters
 
 
 @dataclass
@@ -178,11 +179,6 @@ def in_region(path: str, region: str) -> bool:
 
 
 NAVIGATION_LINK_SHARE = 0.55
-_WORD = re.compile(r"\w+")
-
-
-def _letters(text: str) -> int:
-    return sum(c.isalpha() for c in text)
 
 
 def _same_site(href: str, host: str) -> bool:
@@ -197,7 +193,7 @@ def _same_site(href: str, host: str) -> bool:
 
 
 def _words(text: str) -> Counter[str]:
-    return Counter(w for w in _WORD.findall(text.lower()) if not w.isdigit())
+    return Counter(w for w in WORD.findall(text.lower()) if not w.isdigit())
 
 
 def is_navigation(text: str, hrefs: Sequence[str], anchors: Sequence[str], host: str) -> bool:
@@ -211,9 +207,9 @@ def is_navigation(text: str, hrefs: Sequence[str], anchors: Sequence[str], host:
     targets = set()
     for href, anchor in zip(hrefs, anchors, strict=True):
         if _same_site(href, host):
-            linked += _letters(anchor)
+            linked += letters(anchor)
             targets.add(href)
-    if len(targets) < 2 or not linked >= NAVIGATION_LINK_SHARE * _letters(text) > 0:
+    if len(targets) < 2 or not linked >= NAVIGATION_LINK_SHARE * letters(text) > 0:
         return False
     outside = _words(text) - _words(" ".join(anchors))
     return sum(outside.values()) < len(hrefs)

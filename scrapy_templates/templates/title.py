@@ -16,7 +16,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from scrapy_templates.templates.variability import common_weight, weight, words
+from scrapy_templates.templates.text import letters
+from scrapy_templates.templates.variability import common_weight, words
 
 _WORDS = 24
 
@@ -25,7 +26,7 @@ def similarity(a: str, b: str) -> float:
     """Letter weight of the common word subsequence of ``a`` and ``b`` over their mean
     weight: 1 for the same words, 0 for none in common."""
     wa, wb = words(a, _WORDS), words(b, _WORDS)
-    total = sum(weight(w) for w in wa) + sum(weight(w) for w in wb)
+    total = sum(letters(w) for w in wa) + sum(letters(w) for w in wb)
     return 2 * common_weight(wa, wb) / total if total else 0.0
 
 

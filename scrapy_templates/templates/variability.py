@@ -25,7 +25,6 @@ stand for the common subsequence: a sample is one integer and a comparison one A
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,9 +32,7 @@ from typing import Any
 from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.offsets import offset_signature, shared_weight, signature_weight
 from scrapy_templates.templates.region import in_region, is_navigation
-
-_WORD = re.compile(r"\w+")
-_LETTER = re.compile(r"[^\W\d_]")
+from scrapy_templates.templates.text import WORD, letters
 
 BlockKey = tuple[str, int]
 Words = tuple[str, ...]
@@ -44,18 +41,11 @@ Words = tuple[str, ...]
 def words(text: str, limit: int) -> Words:
     """The first ``limit`` words of ``text``, lowercased."""
     out: list[str] = []
-    for match in _WORD.finditer(text[: limit * 24].lower()):
+    for match in WORD.finditer(text[: limit * 24].lower()):
         out.append(match.group())
         if len(out) >= limit:
             break
     return tuple(out)
-
-
-def weight(word: str) -> int:
-    """Letters in a word: what a word weighs in the common subsequence."""
-    if word.isalpha():
-        return len(word)
-    return len(_LETTER.findall(word))
 
 
 def common_weight(a: Words, b: Words) -> int:
@@ -63,11 +53,11 @@ def common_weight(a: Words, b: Words) -> int:
     if not a or not b:
         return 0
     if a == b:
-        return sum(weight(w) for w in a)
+        return sum(letters(w) for w in a)
     previous = [0] * (len(b) + 1)
     for word_a in a:
         current = [0]
-        w = weight(word_a)
+        w = letters(word_a)
         left = 0
         for j, word_b in enumerate(b):
             if word_a == word_b:
@@ -93,7 +83,7 @@ class Comparison:
 
 
 def _letter_weight(text: Words) -> int:
-    return sum(weight(w) for w in text)
+    return sum(letters(w) for w in text)
 
 
 COMPARISONS: dict[str, Comparison] = {
