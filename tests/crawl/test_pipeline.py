@@ -398,3 +398,55 @@ async def test_a_sections_standing_sentence_in_the_main_region_stays_content() -
         await mark_all(make_pipeline(TEMPLATES_LAYOUT=False, TEMPLATES_REGION_MIN_SHARE=0), items)
     )[-1]
     assert "complete list of releases" not in strict["content_text"]
+
+
+NAVIGATION = (
+    '<table class=navigation><tr><td><a href="/">Home</a></td><td><a href="/up">Up</a></td>'
+    '<td><a href="/prev">Prev</a></td><td><a href="/next">Next</a></td></tr></table>'
+)
+
+
+def _story_text(n: int) -> str:
+    return " ".join(STORIES[(n + j) % len(STORIES)] for j in range(3))
+
+
+def reference_page(n: int) -> str:
+    """A class page of a manual: a per-page shortcut bar to its own sections above the
+    ``div.refentry`` that holds the content (and links to other classes)."""
+    sections = ["Signals", "Properties", "Style", "Actions", "Functions"]
+    bar = " | ".join(f'<a href="#s{j}">{sections[(n + j) % 5]}</a>' for j in range(3))
+    see_also = "".join(f'<li><a href="/ref{m}">{WORDS[m % 11]}</a></li>' for m in range(n, n + 3))
+    return (
+        f"<html><body>{NAVIGATION}<table id=top><tr><td class=shortcuts>{bar}</td></tr></table>"
+        f"<div class=refentry><h2>{WORDS[n % 11].title()}</h2><p>{_story_text(n)}</p>"
+        f"<ul>{see_also}</ul></div></body></html>"
+    )
+
+
+def chapter_page(n: int) -> str:
+    return (
+        f"<html><body>{NAVIGATION}<div class=chapter><h1>{WORDS[n % 11].title()}</h1>"
+        f"<p>{_story_text(n + 2)}</p></div></body></html>"
+    )
+
+
+async def test_each_layout_cluster_narrows_the_sites_main_region() -> None:
+    """Class pages and chapter pages keep their content in different elements, so the site's
+    main region is ``body``; the class pages' own cluster learns ``body/div.refentry`` and
+    leaves their shortcut bar out, which counting alone cannot flag (it differs per page)."""
+    items = []
+    for n in range(24):
+        items.append({"url": f"http://site.test/ref{n}", "html": reference_page(n)})
+        items.append({"url": f"http://site.test/ch{n}", "html": chapter_page(n)})
+    out = await mark_all(make_pipeline(), [dict(item) for item in items])
+    reference, chapter = out[-2], out[-1]
+    assert reference["templates"]["layout"] != chapter["templates"]["layout"]
+    assert reference["templates"]["main_path"] == "body/div.refentry"
+    assert "Signals" not in reference["content_text"]
+    assert _story_text(23) in reference["content_text"]
+    assert _story_text(25) in chapter["content_text"]
+    early = out[2]["templates"]  # before the cluster has pages enough: the site's region
+    assert early.get("main_path") != "body/div.refentry"
+    plain = await mark_all(make_pipeline(TEMPLATES_LAYOUT=False), [dict(item) for item in items])
+    assert plain[-2]["templates"]["main_path"] == "body"
+    assert "Signals" in plain[-2]["content_text"]
