@@ -224,15 +224,14 @@ class TemplatePipeline:
         )
         counts = dict(zip(fingerprints, obs.counts, strict=True))
         host = urlsplit(page.url).netloc.lower()
+        flags = self._flags(site, host, page, support, obs.pages)
+        static = [False] * len(flags)
         layout = None
         if self.state.layout:
             layout, by_layout = self.state.blocks(site).observe(
                 [p.path for p in page.pagelets], [p.text for p in page.pagelets]
             )
-        main_path = self.state.main_path(site, layout) if self.main_share > 0 else None
-        flags = self._flags(host, page, support, obs.pages, main_path)
-        static = [False] * len(flags)
-        if layout is not None:
+            main_path = self.state.main_path(site) if self.main_share > 0 else None
             static = [
                 s
                 and not f
@@ -241,7 +240,7 @@ class TemplatePipeline:
                 for s, f, p in zip(by_layout, flags, page.pagelets, strict=True)
             ]
             flags = [f or s for f, s in zip(flags, static, strict=True)]
-        kept, main_path = self._content(site, layout, page, flags)
+        kept = self._content(site, page, flags)
         title, title_from = self._title(site, page, flags)
         marks = []
         content = []
@@ -287,6 +286,7 @@ class TemplatePipeline:
             info["title_from"] = title_from
         if layout is not None:
             info["layout"] = layout
+        main_path = self._main_paths.get(site)
         if main_path:
             info["main_path"] = main_path
         if page.notes:
@@ -321,16 +321,10 @@ class TemplatePipeline:
         return choose_title(anchor, blocks, page.h1, page.title)
 
     def _flags(
-        self,
-        host: str,
-        page: Page,
-        support: dict[int, int],
-        pages_seen: int,
-        main_path: str | None,
+        self, site: str, host: str, page: Page, support: dict[int, int], pages_seen: int
     ) -> list[bool]:
-        """Exact counting's flags, with the plain blocks of the main region (``main_path``)
-        spared below ``TEMPLATES_REGION_MIN_SHARE`` (``host``: the page's, for same-site
-        links)."""
+        """Exact counting's flags, with the main region's plain blocks spared below
+        ``TEMPLATES_REGION_MIN_SHARE`` (``host``: the page's, for same-site links)."""
         pagelets = page.pagelets
         flags = mark_pagelets(
             [p.fingerprint for p in pagelets],
@@ -341,6 +335,7 @@ class TemplatePipeline:
         )
         if self.main_share <= 0 or self.thresholds.region_share <= 0:
             return flags
+        main_path = self.state.main_path(site)
 
         def plain_in_region(i: int) -> bool:
             p = pagelets[i]
@@ -351,17 +346,13 @@ class TemplatePipeline:
         counts = [max(support.get(p.fingerprint, 0), support.get(p.pattern, 0)) for p in pagelets]
         return spare_region_content(flags, counts, pages_seen, self.thresholds, plain_in_region)
 
-    def _content(
-        self, site: str, layout: int | None, page: Page, flags: list[bool]
-    ) -> tuple[list[str | None], str | None]:
-        """The content text each pagelet contributes (``None``: none), and the learned main
-        path it was cut by.
+    def _content(self, site: str, page: Page, flags: list[bool]) -> list[str | None]:
+        """The content text each pagelet contributes (``None``: none).
 
-        Non-template pagelets count when they lie in the learned main region of the page's
-        layout cluster, or of the site while the cluster is young (a pagelet that contains
-        the region contributes the region's text only), or — while there is no main region
-        below the root, or the page has no element at its path — in the page's own main
-        region.
+        Non-template pagelets count when they lie in the site's learned main region (a pagelet
+        that contains the region contributes the region's text only), or — while the site has
+        no main region below the root, or the page has no element at its path — in the page's
+        own main region.
         """
         pagelets = page.pagelets
         weights = [0 if flag else len(p.text) for p, flag in zip(pagelets, flags, strict=True)]
@@ -369,22 +360,18 @@ class TemplatePipeline:
             None if flag else p.text for p, flag in zip(pagelets, flags, strict=True)
         ]
         if self.main_share <= 0:
-            return plain, None
-        paths = [p.path for p in pagelets]
+            return plain
         learned = self.state.region(site)
-        learned.add(paths, weights, flags)
-        if layout is not None:
-            self.state.blocks(site).region(layout).add(paths, weights, flags)
-        site_path = self.state.main_path(site)
-        if site_path != self._main_paths.get(site):
+        learned.add([p.path for p in pagelets], weights, flags)
+        main_path = self.state.main_path(site)
+        if main_path != self._main_paths.get(site):
             logger.info(
                 "scrapy-templates: main region of %s is now %s (after %d pages)",
                 site,
-                site_path or "the whole page",
+                main_path or "the whole page",
                 learned.pages,
             )
-        self._main_paths[site] = site_path
-        main_path = self.state.main_path(site, layout)
+        self._main_paths[site] = main_path
         if main_path is not None:
             texts: list[str | None] = []
             for i, (pagelet, text) in enumerate(zip(pagelets, plain, strict=True)):
@@ -395,14 +382,13 @@ class TemplatePipeline:
                 else:
                     texts.append(None)
             if any(texts):
-                return texts, main_path
+                return texts
         region = main_region([p.position for p in pagelets], weights, flags, self.main_share)
         depth = len(region)
-        texts = [
+        return [
             text if p.position[:depth] == region else None
             for p, text in zip(pagelets, plain, strict=True)
         ]
-        return texts, main_path
 
     async def _await_bootstrap(self, site: str, page: Page) -> None:
         task = self._bootstraps.get(site)
@@ -452,8 +438,7 @@ class TemplatePipeline:
                 )
             )
             host = urlsplit(sample.url).netloc.lower()
-            main_path = self.state.main_path(site) if self.main_share > 0 else None
-            flags = self._flags(host, sample, support, obs.pages, main_path)
+            flags = self._flags(site, host, sample, support, obs.pages)
             region.add(
                 [p.path for p in sample.pagelets],
                 [0 if f else len(p.text) for p, f in zip(sample.pagelets, flags, strict=True)],

@@ -25,7 +25,7 @@ from scrapy_templates.store.resilient import ResilientStore
 from scrapy_templates.templates.decide import Thresholds
 from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.model import TemplateModel
-from scrapy_templates.templates.region import SiteRegion, in_region
+from scrapy_templates.templates.region import SiteRegion
 from scrapy_templates.templates.title import AnchorIndex
 from scrapy_templates.templates.variability import LayoutBlocks, SiteBlocks
 
@@ -119,9 +119,7 @@ class CrawlState:
         found = self.site_blocks.get(site)
         if found is None:
             layouts = SiteLayouts(self._layout_similarity, self._layout_max_clusters)
-            found = SiteBlocks(
-                layouts, self._new_blocks, functools.partial(SiteRegion, self.region_share)
-            )
+            found = SiteBlocks(layouts, self._new_blocks)
         self._keep(self.site_blocks, site, found)
         return found
 
@@ -141,29 +139,14 @@ class CrawlState:
             if self.stats is not None:
                 self.stats.inc_value("templates/layout/sites_evicted")
 
-    def main_path(self, site: str, layout: int | None = None) -> str | None:
-        """The site's main content path — this process's own, unless a published model was
-        learned from more pages — narrowed to that of layout cluster ``layout`` when this
-        process has seen enough of the cluster's pages and its path lies inside the site's.
-
-        A layout only narrows: a cluster of short pages, too link-poor to be split below the
-        site's region, would otherwise widen it to the whole page."""
+    def main_path(self, site: str) -> str | None:
+        """The site's main content path: this process's own, unless a published model was
+        learned from more pages."""
         region = self.region(site)
         model = self.models.get(site)
         if model is not None and model.region_pages > region.pages:
-            found = model.main_path
-        else:
-            found = region.main_path()
-        if layout is None:
-            return found
-        blocks = self.site_blocks.get(site)
-        own = blocks.regions.get(layout) if blocks is not None else None
-        if own is None or own.pages < own.refresh_every:
-            return found
-        narrower = own.main_path()
-        if narrower is not None and (found is None or in_region(narrower, found)):
-            return narrower
-        return found
+            return model.main_path
+        return region.main_path()
 
     def _set(self, key: str, value: int) -> None:
         if self.stats is not None:

@@ -31,7 +31,7 @@ from typing import Any
 
 from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.offsets import offset_signature, shared_weight, signature_weight
-from scrapy_templates.templates.region import SiteRegion, in_region, is_navigation
+from scrapy_templates.templates.region import in_region, is_navigation
 from scrapy_templates.templates.text import WORD, letters
 
 BlockKey = tuple[str, int]
@@ -241,18 +241,12 @@ class LayoutBlocks:
 
 @dataclass
 class SiteBlocks:
-    """A site's layout clusters and, per cluster, its blocks' evidence and its main region:
-    the layout-aware counterpart of exact counting, kept in each process.
-
-    A site whose pages come in several layouts (class pages and chapter pages of a manual)
-    has one main path per layout; the site-wide one settles on the common ancestor, ``body``,
-    and lets each layout's sidebar or shortcut bar into the content."""
+    """A site's layout clusters and, per cluster, its blocks' evidence: the layout-aware
+    counterpart of exact counting, kept in each process."""
 
     layouts: SiteLayouts
     blocks_of: Callable[[], LayoutBlocks]
-    region_of: Callable[[], SiteRegion] = SiteRegion
     blocks: dict[int, LayoutBlocks] = field(default_factory=dict)
-    regions: dict[int, SiteRegion] = field(default_factory=dict)
 
     def observe(self, paths: Sequence[str], texts: Sequence[str]) -> tuple[int, list[bool]]:
         """Record a page; its layout cluster and which of its blocks are static there."""
@@ -263,17 +257,9 @@ class SiteBlocks:
         blocks.add(paths, texts)
         return ident, blocks.static(paths)
 
-    def region(self, ident: int) -> SiteRegion:
-        """The main region learned from the pages of layout cluster ``ident``."""
-        found = self.regions.get(ident)
-        if found is None:
-            found = self.regions[ident] = self.region_of()
-        return found
-
     def recompute(self) -> int:
         """Settle the layout clusters (k-means); evidence of clusters that emptied goes.
         Returns the number of clusters."""
         sizes = self.layouts.recompute()
         self.blocks = {ident: b for ident, b in self.blocks.items() if ident in sizes}
-        self.regions = {ident: r for ident, r in self.regions.items() if ident in sizes}
         return len(sizes)
