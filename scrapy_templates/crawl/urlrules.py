@@ -55,6 +55,8 @@ _HOLD = 2 * _FLUSH_EVERY
 # how long a request of a suspect URL form waits for the one of its form in flight to be
 # sampled before it goes anyway (a page that gives no item is never sampled)
 _FORM_WAIT = 3.0
+# how often a request waiting on another process's URL of its form asks the store again
+_FORM_POLL = 0.05
 
 Form = tuple[str, str, tuple[str, ...]]
 
@@ -215,6 +217,9 @@ class UrlRules:
         # suspect URL forms with a download in flight: the URL and what its sample resolves
         self._in_flight: dict[Form, tuple[str, asyncio.Future[None]]] = {}
         self._form_of: dict[str, Form] = {}
+        # the store locks taken for them (name, owner), so other processes wait too
+        self._form_locks: dict[str, tuple[str, str]] = {}
+        self._unlocking: set[asyncio.Task[None]] = set()
         self._rng = random.Random()
         path = s.get("TEMPLATES_URL_RULES_FILE")
         if path and self.enabled:
@@ -307,13 +312,62 @@ class UrlRules:
                 return  # a rule rewrites it now
         self._in_flight[form] = (url, asyncio.get_running_loop().create_future())
         self._form_of[url] = form
+        if await self._hold_shared(url, form):
+            self._inc("templates/urls/held")
+            await self.sync([host_site(url)])
+            if self.suspect_form(url) != form:
+                self.release(url)  # a rule another process published rewrites it now
+
+    async def _hold_shared(self, url: str, form: Form) -> bool:
+        """Take the store's lock on ``url``'s form, so that crawler processes sharing the
+        store download one URL of it at a time too; waits (at most ``_FORM_WAIT`` seconds)
+        while another process holds it. Returns whether it waited. Without a store, or with
+        the store down, nothing waits."""
+        store = self._store
+        if store is None:
+            return False
+        name = "form:" + hashlib.blake2b(repr(form).encode(), digest_size=8).hexdigest()
+        owner = f"{self._owner}|{url}"
+        deadline = asyncio.get_running_loop().time() + _FORM_WAIT
+        waited = False
+        while True:
+            try:
+                if await store.acquire(name, owner, _FORM_WAIT):
+                    self._form_locks[url] = (name, owner)
+                    return waited
+            except StoreError:
+                return waited
+            if getattr(store, "down", False) or asyncio.get_running_loop().time() >= deadline:
+                return waited
+            waited = True
+            await asyncio.sleep(_FORM_POLL)
 
     def release(self, url: str) -> None:
-        """The download of ``url`` is sampled (or failed): the next URL of its form may go."""
+        """The download of ``url`` is sampled (or failed): the next URL of its form may go,
+        here and in the processes sharing the store."""
         form = self._form_of.pop(url, None)
         flight = None if form is None else self._in_flight.pop(form, None)
-        if flight is not None and not flight[1].done():
-            flight[1].set_result(None)
+        done = None if flight is None else flight[1]
+        lock = self._form_locks.pop(url, None)
+        if lock is None or self._store is None:
+            if done is not None and not done.done():
+                done.set_result(None)
+            return
+        # the URL waiting here goes once the store's lock is free, not before
+        task = asyncio.ensure_future(self._unlock(self._store, *lock, done))
+        self._unlocking.add(task)
+        task.add_done_callback(self._unlocking.discard)
+
+    @staticmethod
+    async def _unlock(
+        store: TemplateStore, name: str, owner: str, done: asyncio.Future[None] | None
+    ) -> None:
+        try:
+            with contextlib.suppress(StoreError):  # the lock expires by itself
+                await store.release(name, owner)
+        finally:
+            if done is not None and not done.done():
+                done.set_result(None)
 
     async def learn_now(self, site: str) -> None:
         """Store the samples waiting and relearn ``site`` if its sample grew; returns when

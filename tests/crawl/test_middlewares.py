@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -299,3 +300,37 @@ async def test_a_suspect_form_is_downloaded_one_url_at_a_time(crawler: Any) -> N
     mw.process_exception(Request(second), TimeoutError())
     assert await asyncio.wait_for(waiting, 1) is None
     assert crawler.stats.get_value("templates/urls/held") == 2
+
+
+async def test_processes_sharing_a_store_download_one_url_of_a_suspect_form_at_a_time() -> None:
+    """Two crawlers (as two processes) share one store: the second URL of a suspect form waits
+    on the other crawler's download, then adopts the rules that crawler published."""
+    import asyncio
+
+    store = MemoryStore()
+    crawlers = [_crawler() for _ in range(2)]
+    rules = []
+    for n, crawler in enumerate(crawlers):
+        crawler.stats.open_spider()
+        found = UrlRules.of(crawler)
+        found.install(_ruleset(), source="test")
+        found.attach(store, f"process-{n}")
+        rules.append(found)
+    mws = [UrlRulesDownloaderMiddleware.from_crawler(c) for c in crawlers]
+    first, second = (f"http://www.example.com/other/page?sid={i}" for i in (1, 2))
+    assert await mws[0].process_request(Request(first)) is None
+    waiting = asyncio.ensure_future(mws[1].process_request(Request(second)))
+    await asyncio.sleep(0.2)
+    assert not waiting.done(), "the other process's URL of the form is in flight"
+    newer = dataclasses.replace(_ruleset(), version=_ruleset().version + 1)
+    await store.publish(SITE, "rules", newer.version, newer.dumps())
+    mws[0].process_exception(Request(first), TimeoutError())  # its download ended
+    assert await asyncio.wait_for(waiting, 1) is None
+    assert crawlers[1].stats.get_value("templates/urls/held") == 1
+    assert rules[1].max_version() == newer.version, "the published rules were adopted"
+    third = "http://www.example.com/other/page?sid=3"
+    alone = asyncio.ensure_future(mws[0].process_request(Request(third)))
+    await asyncio.sleep(0.2)
+    assert not alone.done(), "now the second process holds the form"
+    rules[1].add_page(second, 0, None)
+    assert await asyncio.wait_for(alone, 1) is None
