@@ -313,7 +313,8 @@ class UrlRules:
         self._in_flight[form] = (url, asyncio.get_running_loop().create_future())
         self._form_of[url] = form
         if await self._hold_shared(url, form):
-            self._inc("templates/urls/held")
+            if not waited:  # a request that waited here too is counted once
+                self._inc("templates/urls/held")
             await self.sync([host_site(url)])
             if self.suspect_form(url) != form:
                 self.release(url)  # a rule another process published rewrites it now
