@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from scrapy_templates.templates.text import letters
-from scrapy_templates.templates.variability import common_weight, words
+from scrapy_templates.templates.variability import Words, common_weight, words
 
 _WORDS = 24
 
@@ -26,8 +26,12 @@ def similarity(a: str, b: str) -> float:
     """Letter weight of the common word subsequence of ``a`` and ``b`` over their mean
     weight: 1 for the same words, 0 for none in common."""
     wa, wb = words(a, _WORDS), words(b, _WORDS)
-    total = sum(letters(w) for w in wa) + sum(letters(w) for w in wb)
+    total = _weight(wa) + _weight(wb)
     return 2 * common_weight(wa, wb) / total if total else 0.0
+
+
+def _weight(ws: Words) -> int:
+    return sum(letters(w) for w in ws)
 
 
 @dataclass
@@ -59,9 +63,21 @@ def choose_title(
     """The page's title and where it came from: ``"anchor"`` (the content block most similar
     to the anchor text, when similar enough), else ``"h1"``, ``"title"`` or ``"none"``."""
     if anchor:
+        wa = words(anchor, _WORDS)
+        vocabulary = set(wa)
+        weight_a = _weight(wa)
         best, best_sim = "", 0.0
         for text in blocks:
-            sim = similarity(anchor, text[:300])
+            wb = words(text[:300], _WORDS)
+            total = weight_a + _weight(wb)
+            if not total:
+                continue
+            # The words of the block that the anchor has bound the common subsequence: most
+            # blocks share too few to win, and skip the quadratic comparison.
+            bound = 2 * min(weight_a, _weight(tuple(w for w in wb if w in vocabulary))) / total
+            if bound < min_similarity or bound <= best_sim:
+                continue
+            sim = 2 * common_weight(wa, wb) / total
             if sim > best_sim:
                 best, best_sim = text, sim
         if best_sim >= min_similarity:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from scrapy_templates.templates.title import AnchorIndex, choose_title, similarity
@@ -23,6 +25,19 @@ def test_similarity() -> None:
 def test_the_block_an_anchor_names_is_the_title() -> None:
     title = choose_title("Export credit network fails", BLOCKS, "Today's story", "Demo")
     assert title == ("Export credit network fails for an hour", "anchor")
+
+
+def test_the_title_is_the_first_most_similar_block_of_all() -> None:
+    # choose_title skips blocks that cannot win; the answer must be the one a full comparison
+    # of every block gives.
+    rng = random.Random(5)
+    vocabulary = ["credit", "network", "fails", "hour", "an", "for", "the", "export", "x", "7"]
+    for _ in range(300):
+        anchor = " ".join(rng.choices(vocabulary, k=rng.randint(1, 8)))
+        blocks = [" ".join(rng.choices(vocabulary, k=rng.randint(0, 12))) for _ in range(8)]
+        best = max(blocks, key=lambda b: similarity(anchor, b))  # the first of equals
+        expected = (best, "anchor") if similarity(anchor, best) >= 0.6 else ("h", "h1")
+        assert choose_title(anchor, blocks, "h", "t") == expected
 
 
 @pytest.mark.parametrize(
