@@ -27,36 +27,34 @@ _WINDOW = 4
 _HASH_CACHE_MAX = 1 << 21
 
 
-def _letter_table() -> np.ndarray:
-    """Boolean table over the Basic Multilingual Plane: is this code point a simhash letter?"""
-    chars = "".join(" " if 0xD800 <= i < 0xE000 else chr(i) for i in range(0x10000))
-    table = np.zeros(0x10000, dtype=bool)
-    for match in _SIMHASH_LETTERS.finditer(chars):
+def _all_code_points() -> str:
+    """Every code point in order, as one string; surrogates (not encodable) become spaces."""
+    points = np.arange(0x110000, dtype="<u4")
+    points[0xD800:0xE000] = ord(" ")
+    return points.tobytes().decode("utf-32-le")
+
+
+def _table(pattern: re.Pattern[str], chars: str) -> np.ndarray:
+    """Boolean table over ``chars``' code points: does ``pattern`` match this character?"""
+    table = np.zeros(len(chars), dtype=bool)
+    for match in pattern.finditer(chars):
         table[match.start() : match.end()] = True
     return table
 
 
-_IS_LETTER = _letter_table()
+_CODE_POINTS = _all_code_points()
+# The simhash package's letters, over the Basic Multilingual Plane and over all code points.
+_IS_LETTER = _table(_SIMHASH_LETTERS, _CODE_POINTS[:0x10000])
 _IS_SIMHASH_LETTER = np.zeros(0x110000, dtype=bool)
 _IS_SIMHASH_LETTER[: len(_IS_LETTER)] = _IS_LETTER
-
-
-def _alpha_table() -> np.ndarray:
-    """Boolean table over all code points: a character that counts for pagelet fingerprints
-    (a word character other than ``_``)."""
-    chars = "".join(" " if 0xD800 <= i < 0xE000 else chr(i) for i in range(0x110000))
-    table = np.zeros(0x110000, dtype=bool)
-    for match in _ALPHA.finditer(chars):
-        table[match.start() : match.end()] = True
-    return table
-
-
-_IS_ALPHA = _alpha_table()
-_IS_LETTER_ONLY = _IS_ALPHA.copy()
-_IS_LETTER_ONLY[[ord(c) for c in "".join(chr(i) for i in range(0x110000) if chr(i).isdigit())]] = (
-    False
-)
-_IS_DIGIT = _IS_ALPHA & ~_IS_LETTER_ONLY
+# What counts for pagelet fingerprints (word characters other than ``_``), split into digits
+# (``str.isdigit``) and the rest.
+_IS_ALPHA = _table(_ALPHA, _CODE_POINTS)
+_IS_DIGIT = np.zeros(0x110000, dtype=bool)
+_IS_DIGIT[[i for i, c in enumerate(_CODE_POINTS) if c.isdigit()]] = True
+_IS_DIGIT &= _IS_ALPHA
+_IS_LETTER_ONLY = _IS_ALPHA & ~_IS_DIGIT
+del _CODE_POINTS
 
 
 def normalise(text: str) -> str:
