@@ -417,8 +417,10 @@ class UrlRules:
             if now != request.url:
                 meta[ORIGINAL_URL] = request.url
                 kept.append((request, now))
-            # a URL requested before (and turned away since) must get past the dupefilter
-            again = request.replace(url=now, meta=meta, dont_filter=key in host.requested)
+            # Past the dupefilter: this process may have requested the URL and turned it away
+            # since, and with a shared dupefilter (scrapy-redis) another process may have, and
+            # that process does not know it was turned away here.
+            again = request.replace(url=now, meta=meta, dont_filter=True)
             host.requested.add(key)
             host.withdrawn.discard(key)
             engine.crawl(again)

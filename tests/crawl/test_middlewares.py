@@ -260,8 +260,9 @@ def test_a_corrected_rule_set_sends_again_what_the_old_one_sent_elsewhere(
     rules.install(empty, source="test")  # the rule is gone: both pages are pages of their own
     assert sorted(r.url for r in engine.crawled) == sorted([SID_URL, other])
     assert all("templates_original_url" not in r.meta for r in engine.crawled)
-    # only a URL the dupefilter has seen before needs to get past it
-    assert {r.url: r.dont_filter for r in engine.crawled} == {SID_URL: False, other: True}
+    # both get past the dupefilter: with a shared one (scrapy-redis), another process may have
+    # requested SID_URL and had it turned away, which this process cannot know
+    assert all(r.dont_filter for r in engine.crawled)
     assert [r.meta.get("k") for r in engine.crawled if r.url == SID_URL] == [1]
     assert crawler.stats.get_value("templates/urls/revisited") == 2
     rules.install(RuleSet(site=SITE, version=same.version + 2, nodes={}, rules={}), source="t")
