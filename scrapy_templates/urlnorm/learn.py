@@ -328,7 +328,13 @@ def _measure(
     the source's URLs rewritten, the target's as they are. A rule between two nodes must also
     *confirm* itself (ours): at least ``o_min`` of the source URLs must be rewritten exactly
     onto a target URL of their own duplicate cluster; otherwise its support is 0. A rule that
-    sends most URLs to addresses nobody has seen is a guess, however clean its fpr."""
+    sends most URLs to addresses nobody has seen is a guess, however clean its fpr.
+
+    Nor may a rule drop a generalised source key on the word of one of its values (ours):
+    ``?page=1`` and no ``page`` are the same listing, which says nothing of ``?page=2``. A key
+    that the target lacks and the source's pattern leaves open must take two values or more
+    among the confirmed source URLs. Pages that such a rule turned away would never be
+    downloaded, so no later sample could refute it."""
     nodes = data.tree.nodes
     sources = nodes[cand.source].members.tolist()
     targets = [] if cand.source == cand.target else nodes[cand.target].members.tolist()
@@ -349,21 +355,36 @@ def _measure(
         columns = [data.clusters[members], *(data.column(key)[members] for key in checked)]
         known = set(zip(*(c.tolist() for c in columns), strict=True))
     value_ids = data.value_ids
-    confirmed = 0
+    confirmed: list[int] = []
     for m in sources:
         new = apply_ops(keys[m], (cand.ops,))
         result = new if new is not None else keys[m]
         if targets:
             values = result.as_dict()
-            confirmed += (
+            if (
                 int(data.clusters[m]),
                 *(value_ids.get(values.get(key, ABSENT), -1) for key in checked),
-            ) in known
+            ) in known:
+                confirmed.append(m)
         out[_identity(result)].append(m)
     support, fpr = support_and_fpr(data.clusters, out.values())
-    if targets and confirmed / len(sources) < cfg.o_min:
+    if targets and len(confirmed) / len(sources) < cfg.o_min:
         return 0, fpr  # ours: too few source URLs land on a known duplicate in the target
+    for key in _dropped_open_keys(data, cand) if targets else ():
+        column = data.column(key)[confirmed]
+        if len(np.unique(column[column != 0])) < 2:
+            return 0, fpr  # ours: one value of the key was seen not to matter, no more
     return support, fpr
+
+
+def _dropped_open_keys(data: _Training, cand: Candidate) -> list[str]:
+    """Keys of the source's URLs that the rule leaves out of its result and that the
+    source's pattern generalises (a fixed value, such as ``print=1``, is the rule's own)."""
+    pattern = data.tree.pattern(cand.source)
+    kept = set(_own_keys(data, cand.target))
+    nodes = data.tree.nodes
+    source_keys = nodes[cand.source].required | nodes[cand.source].optional
+    return sorted(k for k in source_keys if k not in kept and pattern.get(k, "*") == "*")
 
 
 def _identity(keys: UrlKeys) -> tuple[tuple[str, Value], ...]:

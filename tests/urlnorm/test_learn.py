@@ -89,3 +89,28 @@ def test_learning_is_deterministic() -> None:
     assert (
         learn_rules(urls, clusters).ruleset.dumps() == learn_rules(urls, clusters).ruleset.dumps()
     )
+
+
+def test_a_key_seen_irrelevant_for_one_value_is_not_dropped_for_all() -> None:
+    # The first page of each listing (any session id) is the listing sorted by date; later
+    # pages were each sampled once, on listings whose first page was not. "Drop ?page" has a
+    # clean false-positive rate here, and would turn every later page away unseen.
+    urls: list[str] = []
+    clusters: list[int] = []
+    for i in range(6):
+        for sid in ("0001", "0002", "0003", "0004"):
+            urls.append(f"http://l.example/category/c{i}/?page=1&sid={sid}")
+            clusters.append(100 + i)
+        urls.append(f"http://l.example/category/c{i}/?sort=date")
+        clusters.append(100 + i)
+    for page in range(2, 14):
+        urls.append(f"http://l.example/category/c{6 + page}/?page={page}&sid=0001")
+        clusters.append(300 + page)
+    ruleset = learn_rules(urls, clusters).ruleset
+    assert ruleset.apply("http://l.example/category/c7/?page=3&sid=0002") == (
+        "http://l.example/category/c7/?page=3"
+    )
+    # the session id, seen irrelevant under four values, still goes
+    assert ruleset.apply("http://l.example/category/c2/?page=1&sid=0009") == (
+        ruleset.apply("http://l.example/category/c2/?page=1&sid=0001")
+    )
