@@ -1,12 +1,13 @@
 """The two middlewares that apply learned URL rules to requests.
 
 :class:`UrlRulesSpiderMiddleware` sits on the spider's output (and on start requests), so a
-request is rewritten to its canonical URL — or dropped when that page was already downloaded —
-*before* it reaches the scheduler and its dupefilter. :class:`UrlRulesDownloaderMiddleware`
-covers what never passes the spider middlewares: redirects, retries, and requests that were
-queued before their host had a rule. It drops a request whose canonical page was downloaded
-already and sends a rewritten one back to the scheduler (whose dupefilter then sees the
-canonical URL). ``request.meta["dont_normalize"] = True`` opts a request out of both.
+request is rewritten to its canonical URL — or dropped when that page was already downloaded,
+or requested and not turned away since — *before* it reaches the scheduler and its dupefilter.
+:class:`UrlRulesDownloaderMiddleware` covers what never passes the spider middlewares:
+redirects, retries, and requests that were queued before their host had a rule. It drops a
+request whose canonical page was downloaded or requested already and sends a rewritten one
+back to the scheduler (whose dupefilter then sees the canonical URL).
+``request.meta["dont_normalize"] = True`` opts a request out of both.
 
 Stats: ``templates/urls/rewritten`` (requests rewritten before enqueue),
 ``templates/urls/rescheduled`` (rewritten in the downloader), ``templates/urls/dropped``,
@@ -64,7 +65,7 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
             self._inc("templates/urls/deferred")
             return request.replace(priority=request.priority - deferral)
         self.rules.remember(request, canonical)
-        if self.rules.was_fetched(canonical):
+        if self.rules.was_fetched(canonical) or self.rules.is_pending(canonical):
             self._inc("templates/urls/dropped")
             self._inc("templates/urls/bytes_saved", int(self.rules.saved_bytes(canonical)))
             return None
@@ -97,10 +98,10 @@ class UrlRulesDownloaderMiddleware:
             return None
         self.rules.remember(request, canonical)
         self.rules.note_withdrawn(request.url)
-        if self.rules.was_fetched(canonical):
+        if self.rules.was_fetched(canonical) or self.rules.is_pending(canonical):
             self._inc("templates/urls/dropped")
             self._inc("templates/urls/bytes_saved", int(self.rules.saved_bytes(canonical)))
-            raise IgnoreRequest(f"duplicate of {canonical}, already downloaded")
+            raise IgnoreRequest(f"duplicate of {canonical}, downloaded or queued already")
         self._inc("templates/urls/rescheduled")
         self.rules.note_requested(canonical)
         return request.replace(url=canonical, meta={**request.meta, ORIGINAL_URL: request.url})

@@ -174,6 +174,9 @@ class _Host:
     requested: set[int] = field(default_factory=set)
     withdrawn: set[int] = field(default_factory=set)
 
+    def is_pending(self, key: int) -> bool:
+        return key in self.requested and key not in self.withdrawn
+
     @property
     def mean_size(self) -> float:
         return self.bytes / self.responses if self.responses else 0.0
@@ -409,8 +412,8 @@ class UrlRules:
                 kept.append((request, canonical))
                 continue
             key = _key(now)
-            pending = key in host.requested and key not in host.withdrawn
-            if key in host.canonical_fetched or pending or engine is None or engine.spider is None:
+            done = key in host.canonical_fetched or host.is_pending(key)
+            if done or engine is None or engine.spider is None:
                 kept.append((request, now))  # a later rule set may still disagree
                 continue
             meta = {k: v for k, v in request.meta.items() if k != ORIGINAL_URL}
@@ -426,6 +429,14 @@ class UrlRules:
             engine.crawl(again)
             self._inc("templates/urls/revisited")
         host.decided = kept
+
+    def is_pending(self, url: str) -> bool:
+        """Whether this process sent a request for ``url`` towards the scheduler that no rule
+        has turned away since: it is queued, under way or done. A request sent again past
+        the dupefilter (see :meth:`_revisit`) is not in the dupefilter's memory, so a
+        middleware asks this before it sends another request for the same URL."""
+        host = self._hosts.get(host_site(url))
+        return host is not None and host.is_pending(_key(url))
 
     def was_fetched(self, url: str) -> bool:
         """Whether a page whose canonical URL is ``url`` has been downloaded."""

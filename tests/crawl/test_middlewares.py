@@ -278,6 +278,25 @@ def test_a_pending_request_is_not_sent_twice(crawler: Any, engine: _Engine) -> N
     assert engine.crawled == []
 
 
+async def test_a_request_for_a_url_queued_past_the_dupefilter_is_dropped(crawler: Any) -> None:
+    """A request sent again past the dupefilter (a corrected rule's revisit) is not in the
+    dupefilter's memory: the middlewares themselves keep a second request for it out."""
+    rules = UrlRules.of(crawler)
+    spider_mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
+    downloader_mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
+    url = SID_URL.replace("17", "18")
+    canonical = rules.canonical(url)
+    assert canonical != url and not rules.was_fetched(canonical)
+    rules.note_requested(canonical)  # queued with dont_filter
+    assert spider_mw.get_processed_request(Request(url), None) is None
+    with pytest.raises(IgnoreRequest):
+        await downloader_mw.process_request(Request(url))
+    assert crawler.stats.get_value("templates/urls/dropped") == 2
+    rules.note_withdrawn(canonical)  # turned away before its download: no longer queued
+    rewritten = spider_mw.get_processed_request(Request(url), None)
+    assert rewritten is not None and rewritten.url == canonical
+
+
 async def test_a_suspect_form_is_downloaded_one_url_at_a_time(crawler: Any) -> None:
     """``?sid`` is dropped on one form; on a form no rule covers, a second URL waits until
     the first is sampled (or fails), then asks the rules again."""
