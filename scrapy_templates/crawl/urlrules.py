@@ -178,6 +178,12 @@ class _Host:
         return key in self.requested and key not in self.withdrawn
 
     @property
+    def has_rules(self) -> bool:
+        """Whether a rule set with at least one rule is in force (an empty one, learned
+        from the first few samples, changes nothing and must not slow the evidence down)."""
+        return self.ruleset is not None and bool(self.ruleset.rules)
+
+    @property
     def mean_size(self) -> float:
         return self.bytes / self.responses if self.responses else 0.0
 
@@ -483,7 +489,7 @@ class UrlRules:
                 canonical=head_canonical(body, final_url),
                 redirects=same_host,
             )
-            if to_spider and host.ruleset is not None:
+            if to_spider and host.has_rules:
                 host.held[final_url] = (sample, host.responses)
                 self._unflushed.add(site)
             else:
@@ -529,7 +535,7 @@ class UrlRules:
             return
         for site in list(self._unflushed):
             host = self._host(site)
-            batch_size = 1 if host.ruleset is None else _FLUSH_EVERY
+            batch_size = _FLUSH_EVERY if host.has_rules else 1
             ready = [
                 url for url, (_, at) in host.held.items() if force or host.responses - at >= _HOLD
             ]
@@ -551,7 +557,7 @@ class UrlRules:
             # early on, relearn as the sample grows by a tenth (at least 5); later every learn_every
             step = min(self.learn_every, max(5, host.learned_at // 10))
             due = host.offered >= self.min_samples and (
-                host.ruleset is None or host.offered - host.learned_at >= step
+                not host.has_rules or host.offered - host.learned_at >= step
             )
             if due:
                 self.relearn(site)

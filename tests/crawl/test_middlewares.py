@@ -163,6 +163,24 @@ async def test_learning_starts_after_enough_samples() -> None:
     assert crawler.stats.get_value("templates/urls/rules") >= 1
 
 
+async def test_an_empty_rule_set_does_not_batch_the_evidence() -> None:
+    """Until a host has a rule, each sample goes to the store at once (it decides when the
+    first rules come); a rule set learned with no rule in it changes nothing of that."""
+    crawler = _crawler(TEMPLATES_URL_MIN_SAMPLES=1000)
+    crawler.stats.open_spider()
+    rules = UrlRules.of(crawler)
+    rules.attach(MemoryStore(), "test")
+    rules.install(RuleSet(site=SITE, version=1, nodes={}, rules={}), source="test")
+    for i in range(3):
+        rules.note_response(f"http://{SITE}/p{i}", f"http://{SITE}/p{i}", b"<html>", (), True)
+        await rules.flush()
+        assert crawler.stats.get_value("templates/urls/samples") == i + 1
+    rules.install(_ruleset(), source="test")  # a rule: samples now go in batches
+    rules.note_response(f"http://{SITE}/q", f"http://{SITE}/q", b"<html>", (), True)
+    await rules.flush()
+    assert crawler.stats.get_value("templates/urls/samples") == 3
+
+
 def test_duplicate_prone_forms_without_a_rule_are_deferred(crawler: Any) -> None:
     mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
     # the display form has shown duplicates, but no rule takes an extra ?page key
