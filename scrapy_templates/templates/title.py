@@ -69,12 +69,14 @@ def choose_title(
         best, best_sim = "", 0.0
         for text in blocks:
             wb = words(text[:300], _WORDS)
-            total = weight_a + _weight(wb)
-            if not total:
-                continue
             # The words of the block that the anchor has bound the common subsequence: most
-            # blocks share too few to win, and skip the quadratic comparison.
-            bound = 2 * min(weight_a, _weight(tuple(w for w in wb if w in vocabulary))) / total
+            # blocks share too few to win, and skip the quadratic comparison (the first test
+            # needs no weight of the block: its total is at least ``weight_a + shared``).
+            shared = min(weight_a, _weight(tuple(w for w in wb if w in vocabulary)))
+            if not shared or 2 * shared / (weight_a + shared) < max(min_similarity, best_sim):
+                continue
+            total = weight_a + _weight(wb)
+            bound = 2 * shared / total
             if bound < min_similarity or bound <= best_sim:
                 continue
             sim = 2 * common_weight(wa, wb) / total
