@@ -107,6 +107,13 @@ def ensure_installed(sites: list[Site]) -> None:
     subprocess.run(["apt-get", "install", "-y", "-qq", *missing], check=True)
 
 
+class LocalServer(ThreadingHTTPServer):
+    """A threaded server whose listen backlog takes a crawl's burst of connections (the
+    standard library's 5 makes the client retry a second later; see the demo site's server)."""
+
+    request_queue_size = 128
+
+
 class _QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         return None
@@ -116,7 +123,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 def serve(site: Site) -> Iterator[str]:
     """Serve ``site.root`` on a free port of 127.0.0.1; yields the start URL."""
     handler = functools.partial(_QuietHandler, directory=str(site.root))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = LocalServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -356,11 +356,18 @@ class _Handler(BaseHTTPRequestHandler):
         return None
 
 
+class _Server(ThreadingHTTPServer):
+    # A crawl opens its connections in bursts (16 at once, more with a site's first sample);
+    # with the standard library's listen backlog of 5 the kernel drops the rest and the
+    # client retries a second later, a stall no real web server would cause.
+    request_queue_size = 128
+
+
 class DemoSite:
     """The demo site on a free port of 127.0.0.1, served by a background thread."""
 
     def __init__(self, port: int = 0) -> None:
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+        self.server = _Server(("127.0.0.1", port), _Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property
