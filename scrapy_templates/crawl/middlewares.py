@@ -13,7 +13,9 @@ Stats: ``templates/urls/rewritten`` (requests rewritten before enqueue),
 ``templates/urls/rescheduled`` (rewritten in the downloader), ``templates/urls/dropped``,
 ``templates/urls/bytes_saved`` (mean response size of the host, per dropped request) and
 ``templates/urls/deferred`` (requests of a duplicate-prone form with no rule yet, sent to the
-back of the queue so that their rule can be learned first) and ``templates/urls/held``
+back of the queue so that their rule can be learned first: by the spider middleware as they
+are enqueued, and once by the downloader middleware for those queued before the host's rules
+said so) and ``templates/urls/held``
 (requests that waited in the downloader middleware while another URL of their form was in
 flight: a URL carrying a query parameter that the host's rules drop elsewhere, on a form no
 rule covers yet, goes one at a time, with a relearn after each, so that the first download
@@ -36,6 +38,7 @@ from scrapy_templates.crawl.pipeline import BOOTSTRAP_META
 from scrapy_templates.crawl.urlrules import ORIGINAL_URL, UrlRules
 
 OPT_OUT = "dont_normalize"
+DEFERRED = "templates_deferred"
 
 
 def _enabled(crawler: Crawler) -> UrlRules:
@@ -63,7 +66,9 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
             if not deferral:
                 return request
             self._inc("templates/urls/deferred")
-            return request.replace(priority=request.priority - deferral)
+            return request.replace(
+                priority=request.priority - deferral, meta={**request.meta, DEFERRED: True}
+            )
         self.rules.remember(request, canonical)
         if self.rules.was_fetched(canonical) or self.rules.is_pending(canonical):
             self._inc("templates/urls/dropped")
@@ -95,7 +100,7 @@ class UrlRulesDownloaderMiddleware:
         await self.rules.hold(request.url)
         canonical = self.rules.canonical(request.url)
         if canonical == request.url:
-            return None
+            return self._defer(request)
         self.rules.remember(request, canonical)
         self.rules.note_withdrawn(request.url)
         if self.rules.was_fetched(canonical) or self.rules.is_pending(canonical):
@@ -105,6 +110,23 @@ class UrlRulesDownloaderMiddleware:
         self._inc("templates/urls/rescheduled")
         self.rules.note_requested(canonical)
         return request.replace(url=canonical, meta={**request.meta, ORIGINAL_URL: request.url})
+
+    def _defer(self, request: Request) -> Request | None:
+        """A request of a duplicate-prone form that was queued before its host's rules said
+        so goes back to the scheduler, once, with the priority it would have had (the
+        shared queue of several processes fills with such requests before a first rule).
+        A request a rule rewrote is for the canonical URL and goes now."""
+        if request.meta.get(DEFERRED) or request.meta.get(ORIGINAL_URL):
+            return None
+        deferral = self.rules.deferral(request.url)
+        if not deferral:
+            return None
+        self._inc("templates/urls/deferred")
+        return request.replace(
+            priority=request.priority - deferral,
+            meta={**request.meta, DEFERRED: True},
+            dont_filter=True,
+        )
 
     async def process_response(
         self, request: Request, response: Response, spider: Any = None

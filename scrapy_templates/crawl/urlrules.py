@@ -163,6 +163,8 @@ class _Host:
     held: dict[str, tuple[Sample, int]] = field(default_factory=dict)
     offered: int = 0
     learned_at: int = 0
+    # a sample naming another URL for its page waits: flush without waiting for a batch
+    urgent: bool = False
     fetched: list[str] = field(default_factory=list)
     shared: list[str] = field(default_factory=list)
     canonical_fetched: set[int] = field(default_factory=set)
@@ -489,11 +491,15 @@ class UrlRules:
                 canonical=head_canonical(body, final_url),
                 redirects=same_host,
             )
-            if to_spider and host.has_rules:
+            named = sample.canonical not in (None, final_url) or bool(same_host)
+            if to_spider and host.has_rules and not named:
                 host.held[final_url] = (sample, host.responses)
                 self._unflushed.add(site)
             else:
+                # the site names another URL for this page: duplicate evidence the learner
+                # wants now, not after the item's sample joins it
                 self._queue(sample)
+                host.urgent = host.urgent or named
 
     # -- learning ------------------------------------------------------------------------
 
@@ -540,8 +546,9 @@ class UrlRules:
                 url for url, (_, at) in host.held.items() if force or host.responses - at >= _HOLD
             ]
             waiting = len(host.pending) + len(ready)
-            if not waiting or (waiting < batch_size and not force):
+            if not waiting or (waiting < batch_size and not force and not host.urgent):
                 continue
+            host.urgent = False
             samples = [*host.pending.values(), *(host.held.pop(url)[0] for url in ready)]
             batch = [encode_sample(site, sample) for sample in samples]
             host.pending = {}

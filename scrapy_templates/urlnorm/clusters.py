@@ -176,10 +176,14 @@ def duplicate_clusters(
 
 
 def canonical_votes(samples: Iterable[Sample], urls: Sequence[str]) -> list[int]:
-    """For each of ``urls``: how many samples name it as their ``rel=canonical``."""
+    """For each of ``urls``: how often the site named it the address of a page — a sample
+    whose ``rel=canonical`` it is, and a redirect of the same host that ended on it."""
     index = {u: i for i, u in enumerate(urls)}
     votes = [0] * len(urls)
     for s in samples:
         if s.canonical and (i := index.get(s.canonical)) is not None:
             votes[i] += 1
+        if (i := index.get(s.url)) is not None:
+            host = _host(s.url)
+            votes[i] += sum(1 for r in s.redirects if r != s.url and _host(r) == host)
     return votes

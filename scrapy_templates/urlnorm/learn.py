@@ -330,11 +330,13 @@ def _measure(
     onto a target URL of their own duplicate cluster; otherwise its support is 0. A rule that
     sends most URLs to addresses nobody has seen is a guess, however clean its fpr.
 
-    Nor may a rule drop a generalised source key on the word of one of its values (ours):
-    ``?page=1`` and no ``page`` are the same listing, which says nothing of ``?page=2``. A key
-    that the target lacks and the source's pattern leaves open must take two values or more
-    among the confirmed source URLs. Pages that such a rule turned away would never be
-    downloaded, so no later sample could refute it."""
+    Nor may a rule lose a generalised source key on the word of one of its values (ours):
+    ``?page=1`` and no ``page`` are the same listing, which says nothing of ``?page=2``; the
+    article URLs of a site's root pattern becoming their print views says nothing of its
+    listings. A key that the source's pattern leaves open and whose value the result does not
+    carry (:func:`_lost_open_keys`) must take two values or more among the confirmed source
+    URLs when the source's URLs hold two or more. Pages that such a rule turned away would
+    never be downloaded, so no later sample could refute it."""
     nodes = data.tree.nodes
     sources = nodes[cand.source].members.tolist()
     targets = [] if cand.source == cand.target else nodes[cand.target].members.tolist()
@@ -370,21 +372,25 @@ def _measure(
     support, fpr = support_and_fpr(data.clusters, out.values())
     if targets and len(confirmed) / len(sources) < cfg.o_min:
         return 0, fpr  # ours: too few source URLs land on a known duplicate in the target
-    for key in _dropped_open_keys(data, cand) if targets else ():
-        column = data.column(key)[confirmed]
-        if len(np.unique(column[column != 0])) < 2:
+    for key in _lost_open_keys(data, cand) if targets else ():
+        seen = data.column(key)[confirmed]
+        held = data.column(key)[nodes[cand.source].members]
+        if len(np.unique(seen[seen != 0])) < 2 <= len(np.unique(held[held != 0])):
             return 0, fpr  # ours: one value of the key was seen not to matter, no more
     return support, fpr
 
 
-def _dropped_open_keys(data: _Training, cand: Candidate) -> list[str]:
-    """Keys of the source's URLs that the rule leaves out of its result and that the
-    source's pattern generalises (a fixed value, such as ``print=1``, is the rule's own)."""
+def _lost_open_keys(data: _Training, cand: Candidate) -> list[str]:
+    """Keys that the source's pattern generalises and whose value the rule does not carry
+    into its result: left out, or overwritten by a constant of the target (a source ``*``
+    made ``articles``). A value the source's pattern fixes, such as ``print=1``, is the
+    rule's own."""
     pattern = data.tree.pattern(cand.source)
-    kept = set(_own_keys(data, cand.target))
+    carried = {op.key for op in cand.ops if op.kind != "keep"}
+    carried.update(op.source for op in cand.ops if op.source is not None)
     nodes = data.tree.nodes
     source_keys = nodes[cand.source].required | nodes[cand.source].optional
-    return sorted(k for k in source_keys if k not in kept and pattern.get(k, "*") == "*")
+    return sorted(k for k in source_keys if k not in carried and pattern.get(k, "*") == "*")
 
 
 def _identity(keys: UrlKeys) -> tuple[tuple[str, Value], ...]:
@@ -423,9 +429,10 @@ def _select(
     selfs = {c.source: c for c in qualified if c.source == c.target}
     popularity = _popularity(data, moves)
 
-    def rank(node: int) -> tuple[float, int, int]:
-        # popularity first; ties (symmetric formats) go to the larger, then the older node
-        return (round(popularity[node], 12), tree.nodes[node].volume, -node)
+    def rank(node: int) -> tuple[bool, float, int, int]:
+        # the site's own word first (ours), then popularity; ties (symmetric formats) go to
+        # the larger, then the older node
+        return (_declared(data, node), round(popularity[node], 12), tree.nodes[node].volume, -node)
 
     chosen: dict[int, Candidate] = {}
     for cand in moves:
@@ -488,6 +495,16 @@ def _dup_rate(data: _Training, members: np.ndarray) -> float:
     if not len(members):
         return 0.0
     return round(1.0 - len(np.unique(data.clusters[members])) / len(members), 4)
+
+
+def _declared(data: _Training, node: int) -> bool:
+    """Whether the site names the node's URLs as the addresses of their pages (ours): as
+    many ``rel=canonical`` links and redirects end on its members as it has members, at
+    least half. The random walk's popularity counts how URLs are linked, which a print view
+    or a session id linked from every page can win; a format the pages themselves declare
+    canonical is the destination whatever its popularity."""
+    members = data.tree.nodes[node].members
+    return bool(len(members)) and 2 * data.votes[members].sum() >= len(members)
 
 
 def _popularity(data: _Training, moves: list[Candidate]) -> dict[int, float]:

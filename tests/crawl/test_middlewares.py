@@ -192,6 +192,23 @@ def test_duplicate_prone_forms_without_a_rule_are_deferred(crawler: Any) -> None
     assert mw.get_processed_request(plain, None) is plain
 
 
+async def test_requests_queued_before_the_rules_are_deferred_once_at_download(
+    crawler: Any,
+) -> None:
+    mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
+    odd = Request("http://www.example.com/archive1/17/display?sid=1&page=2", priority=5)
+    back = await mw.process_request(odd)
+    assert isinstance(back, Request) and back.url == odd.url
+    assert back.priority == 5 - 100 and back.dont_filter
+    assert await mw.process_request(back) is None  # deferred once, then downloaded
+    spider_side = UrlRulesSpiderMiddleware.from_crawler(crawler).get_processed_request(odd, None)
+    assert spider_side is not None and await mw.process_request(spider_side) is None
+    assert crawler.stats.get_value("templates/urls/deferred") == 2
+    # a request that a rule rewrote is for the canonical URL: it goes at once
+    rewritten = await mw.process_request(Request(SID_URL))
+    assert isinstance(rewritten, Request) and await mw.process_request(rewritten) is None
+
+
 def test_deferral_can_be_switched_off() -> None:
     crawler = _crawler(TEMPLATES_URL_DEFER_PRIORITY=0)
     crawler.stats.open_spider()

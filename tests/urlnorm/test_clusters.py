@@ -1,6 +1,11 @@
 import pytest
 
-from scrapy_templates.urlnorm.clusters import Sample, duplicate_clusters, near_duplicate_pairs
+from scrapy_templates.urlnorm.clusters import (
+    Sample,
+    canonical_votes,
+    duplicate_clusters,
+    near_duplicate_pairs,
+)
 
 
 def _same(urls: list[str], clusters: list[int], a: str, b: str) -> bool:
@@ -85,3 +90,15 @@ def test_samples_of_one_url_merge_into_one() -> None:
     both = download.merged(item)
     assert both == Sample("http://h/a", 0, "t1", "b1", "http://h/a", ("http://h/x",))
     assert item.merged(download) == both
+
+
+def test_canonical_votes_count_rel_canonical_and_same_host_redirects() -> None:
+    samples = [
+        Sample("http://h/x?print=1", canonical="http://h/x"),
+        Sample("http://h/x?sid=7", canonical="http://h/x"),
+        Sample("http://h/new", redirects=("http://h/old", "http://h/older")),
+        Sample("http://h/far", redirects=("http://elsewhere.example/far",)),
+        Sample("http://h/y", canonical="http://h/not-sampled"),
+    ]
+    urls = ["http://h/x", "http://h/x?print=1", "http://h/new", "http://h/old", "http://h/far"]
+    assert canonical_votes(samples, urls) == [2, 0, 2, 0, 0]

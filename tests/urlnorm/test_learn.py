@@ -1,6 +1,9 @@
 from collections import defaultdict
+from pathlib import Path
+from urllib.parse import urlsplit
 
-from scrapy_templates.urlnorm.learn import LearnConfig, learn_rules
+from scrapy_templates.urlnorm.clusters import Sample
+from scrapy_templates.urlnorm.learn import LearnConfig, learn_from_samples, learn_rules
 from tests.urlnorm.url_sets import circle_site, mirror_site, query_site
 
 
@@ -114,3 +117,26 @@ def test_a_key_seen_irrelevant_for_one_value_is_not_dropped_for_all() -> None:
     assert ruleset.apply("http://l.example/category/c2/?page=1&sid=0009") == (
         ruleset.apply("http://l.example/category/c2/?page=1&sid=0001")
     )
+
+
+def _demo_page(url: str) -> tuple[str, ...]:
+    from demo.site import page_key
+
+    return page_key(urlsplit(url)._replace(scheme="", netloc="").geturl())
+
+
+def test_rules_from_a_demo_crawl_follow_rel_canonical_and_keep_page_types() -> None:
+    # The URL samples of a two-process crawl of the demo site, as its store held them at the
+    # end. Print views are linked from every article, so the random walk alone makes them the
+    # destination; every article form names the plain URL as its rel=canonical. The root
+    # pattern's URLs were also confirmed onto print views by its article URLs alone.
+    path = Path(__file__).parent / "data" / "demo_crawl_samples.jsonl"
+    samples = [Sample.from_json(line) for line in path.read_text().splitlines()]
+    ruleset = learn_from_samples(samples, site="demo.example").ruleset
+    urls = {s.url for s in samples} | {r for s in samples for r in s.redirects}
+    urls |= {"http://demo.example/category/tech", "http://demo.example/about.html"}
+    for url in urls:
+        assert _demo_page(ruleset.apply(url)) == _demo_page(url), url
+    article = "http://demo.example/articles/3-x.html"
+    for form in (article, f"{article}?print=1", f"{article}?sid=0042"):
+        assert ruleset.apply(form) == article
