@@ -14,7 +14,9 @@
 5. Deployable rules (§5.3): a random walk over the candidate rules and descendant→ancestor
    links, started from node volumes, gives each node a popularity; a node that no rule leads to
    a more popular node is a destination, rules leaving destinations are dropped, each remaining
-   source keeps its rule to the most popular target and chains are concatenated.
+   source keeps its rule to the most popular target and chains are concatenated. Ours: a node
+   the site declares canonical (``rel=canonical`` links and redirects end on its URLs) ranks
+   above any node it does not, whatever their popularity.
 
 The deployed set is then run over the training URLs once more and any rule whose false-positive
 rate, as deployed, exceeds ``fpr_max`` is removed.
