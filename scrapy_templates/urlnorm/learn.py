@@ -374,25 +374,37 @@ def _measure(
     support, fpr = support_and_fpr(data.clusters, out.values())
     if targets and len(confirmed) / len(sources) < cfg.o_min:
         return 0, fpr  # ours: too few source URLs land on a known duplicate in the target
-    for key in _lost_open_keys(data, cand) if targets else ():
+    for key, dropped in _lost_open_keys(data, cand) if targets else ():
         seen = data.column(key)[confirmed]
         held = data.column(key)[nodes[cand.source].members]
-        if len(np.unique(seen[seen != 0])) < 2 <= len(np.unique(held[held != 0])):
+        if len(np.unique(seen[seen != 0])) < 2 and (
+            dropped or len(np.unique(held[held != 0])) >= 2
+        ):
             return 0, fpr  # ours: one value of the key was seen not to matter, no more
     return support, fpr
 
 
-def _lost_open_keys(data: _Training, cand: Candidate) -> list[str]:
+def _lost_open_keys(data: _Training, cand: Candidate) -> list[tuple[str, bool]]:
     """Keys that the source's pattern generalises and whose value the rule does not carry
-    into its result: left out, or overwritten by a constant of the target (a source ``*``
-    made ``articles``). A value the source's pattern fixes, such as ``print=1``, is the
-    rule's own."""
+    into its result, each with whether the rule drops it (left out of the result) rather
+    than overwrites it with a constant of the target (a source ``*`` made ``articles``). A
+    value the source's pattern fixes, such as ``print=1``, is the rule's own.
+
+    A dropped key needs two confirmed values even where the source's URLs hold one: the
+    pages of its other values are the ones the rule would turn away unseen. An overwritten
+    key is often a generalisation of the tree (``print`` and ``item`` made ``*``) and needs
+    them only where the source holds more than one value."""
     pattern = data.tree.pattern(cand.source)
+    written = {op.key for op in cand.ops}
     carried = {op.key for op in cand.ops if op.kind != "keep"}
     carried.update(op.source for op in cand.ops if op.source is not None)
     nodes = data.tree.nodes
     source_keys = nodes[cand.source].required | nodes[cand.source].optional
-    return sorted(k for k in source_keys if k not in carried and pattern.get(k, "*") == "*")
+    return sorted(
+        (k, k not in written)
+        for k in source_keys
+        if k not in carried and pattern.get(k, "*") == "*"
+    )
 
 
 def _identity(keys: UrlKeys) -> tuple[tuple[str, Value], ...]:
