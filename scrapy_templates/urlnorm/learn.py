@@ -28,7 +28,7 @@ import random
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -65,6 +65,7 @@ class Candidate:
     ops: tuple[Op, ...]
     support: int = 0
     fpr: float = 0.0
+    when: tuple[tuple[str, Value], ...] = ()
 
 
 @dataclass
@@ -137,7 +138,7 @@ def learn_rules(
             candidates.append(candidate)
     qualified = []
     for cand in candidates:
-        cand.support, cand.fpr = _measure(data, keys, cand, cfg, rng)
+        cand.support, cand.fpr, cand.when = _measure(data, keys, cand, cfg, rng)
         if cand.support >= cfg.min_support and cand.fpr <= cfg.fpr_max:
             qualified.append(cand)
     ruleset = _select(data, keys, qualified, site, version, cfg)
@@ -325,23 +326,50 @@ def _is_fake(
 
 def _measure(
     data: _Training, keys: list[UrlKeys], cand: Candidate, cfg: LearnConfig, rng: random.Random
-) -> tuple[int, float]:
-    """Support pairs and false-positive rate (eq. 3) of a candidate run on the training set:
-    the source's URLs rewritten, the target's as they are. A rule between two nodes must also
-    *confirm* itself (ours): at least ``o_min`` of the source URLs must be rewritten exactly
-    onto a target URL of their own duplicate cluster; otherwise its support is 0. A rule that
-    sends most URLs to addresses nobody has seen is a guess, however clean its fpr.
+) -> tuple[int, float, tuple[tuple[str, Value], ...]]:
+    """Support pairs, false-positive rate (eq. 3) and pinned keys of a candidate run on the
+    training set: the source's URLs rewritten, the target's as they are. A rule between two
+    nodes must also *confirm* itself (ours): at least ``o_min`` of the source URLs must be
+    rewritten exactly onto a target URL of their own duplicate cluster; otherwise its support
+    is 0. A rule that sends most URLs to addresses nobody has seen is a guess, however clean
+    its fpr.
 
     Nor may a rule lose a generalised source key on the word of one of its values (ours):
     ``?page=1`` and no ``page`` are the same listing, which says nothing of ``?page=2``; the
     article URLs of a site's root pattern becoming their print views says nothing of its
     listings. A key that the source's pattern leaves open and whose value the result does not
     carry (:func:`_lost_open_keys`) must take two values or more among the confirmed source
-    URLs when the source's URLs hold two or more. Pages that such a rule turned away would
-    never be downloaded, so no later sample could refute it."""
+    URLs; a key seen with one value only is *pinned* to it — the rule is measured again on
+    the source URLs with that value and applies to those alone — and a key with none
+    refuses the rule. Pages that a rule turned away would never be downloaded, so no later
+    sample could refute it."""
+    support, fpr, pins = _run_candidate(data, keys, cand, cfg, rng, ())
+    if not pins:
+        return (0, fpr, ()) if pins is None else (support, fpr, ())
+    support, fpr, more = _run_candidate(data, keys, cand, cfg, rng, pins)
+    return (support, fpr, pins) if more == () else (0, fpr, ())
+
+
+def _run_candidate(
+    data: _Training,
+    keys: list[UrlKeys],
+    cand: Candidate,
+    cfg: LearnConfig,
+    rng: random.Random,
+    when: tuple[tuple[str, Value], ...],
+) -> tuple[int, float, tuple[tuple[str, Value], ...] | None]:
+    """One measurement of :func:`_measure` over the source URLs that ``when`` admits: support,
+    fpr, and the keys still to pin (``None``: the rule is refused)."""
     nodes = data.tree.nodes
-    sources = nodes[cand.source].members.tolist()
+    members = nodes[cand.source].members
+    value_ids = data.value_ids
+    for key, value in when:
+        column = data.column(key)[members]
+        members = members[(column == 0) | (column == value_ids[value])]
+    sources = members.tolist()
     targets = [] if cand.source == cand.target else nodes[cand.target].members.tolist()
+    if not sources:
+        return 0, 0.0, None
     if len(sources) > cfg.fpr_sample:
         sources = rng.sample(sources, cfg.fpr_sample)
     if len(targets) > cfg.fpr_sample:
@@ -354,11 +382,10 @@ def _measure(
     checked = [op.key for op in cand.ops if op.kind != "ignore"]
     known: set[tuple[int, ...]] = set()
     if targets:
-        members = nodes[cand.target].members
-        members = members[np.isin(data.clusters[members], data.clusters[sources])]
-        columns = [data.clusters[members], *(data.column(key)[members] for key in checked)]
+        found = nodes[cand.target].members
+        found = found[np.isin(data.clusters[found], data.clusters[sources])]
+        columns = [data.clusters[found], *(data.column(key)[found] for key in checked)]
         known = set(zip(*(c.tolist() for c in columns), strict=True))
-    value_ids = data.value_ids
     confirmed: list[int] = []
     for m in sources:
         new = apply_ops(keys[m], (cand.ops,))
@@ -373,15 +400,22 @@ def _measure(
         out[_identity(result)].append(m)
     support, fpr = support_and_fpr(data.clusters, out.values())
     if targets and len(confirmed) / len(sources) < cfg.o_min:
-        return 0, fpr  # ours: too few source URLs land on a known duplicate in the target
+        return 0, fpr, None  # ours: too few source URLs land on a known duplicate in the target
+    pins: list[tuple[str, Value]] = []
+    pinned = dict(when)
     for key, dropped in _lost_open_keys(data, cand) if targets else ():
-        seen = data.column(key)[confirmed]
-        held = data.column(key)[nodes[cand.source].members]
-        if len(np.unique(seen[seen != 0])) < 2 and (
-            dropped or len(np.unique(held[held != 0])) >= 2
-        ):
-            return 0, fpr  # ours: one value of the key was seen not to matter, no more
-    return support, fpr
+        if key in pinned:
+            continue
+        seen = np.unique(data.column(key)[confirmed])
+        seen = seen[seen != 0]
+        held = data.column(key)[members]
+        if len(seen) < 2 and (dropped or len(np.unique(held[held != 0])) >= 2):
+            if not len(seen):
+                return 0, fpr, None  # ours: the key was never seen not to matter
+            token = data.tree.columns.tokens[int(seen[0])]
+            assert not isinstance(token, Absent)  # id 0 is the only absent one
+            pins.append((key, token))
+    return support, fpr, tuple(pins)
 
 
 def _lost_open_keys(data: _Training, cand: Candidate) -> list[tuple[str, bool]]:
@@ -448,37 +482,54 @@ def _select(
         # the larger, then the older node
         return (_declared(data, node), round(popularity[node], 12), tree.nodes[node].volume, -node)
 
+    # the best rule of each source, and the best without pinned keys (its fallback)
     chosen: dict[int, Candidate] = {}
+    plain: dict[int, Candidate] = {}
     for cand in moves:
         if rank(cand.target) <= rank(cand.source):
             continue
-        old = chosen.get(cand.source)
-        if old is None or (rank(cand.target), -cand.fpr, cand.support) > (
-            rank(old.target),
-            -old.fpr,
-            old.support,
-        ):
-            chosen[cand.source] = cand
+        for best in (chosen,) if cand.when else (chosen, plain):
+            old = best.get(cand.source)
+            if old is None or (rank(cand.target), -cand.fpr, cand.support) > (
+                rank(old.target),
+                -old.fpr,
+                old.support,
+            ):
+                best[cand.source] = cand
+
+    def chain(cand: Candidate) -> Rule | None:
+        """The candidate with the rules after its target concatenated; ``None`` when the
+        chain would go on through a pinned rule (only some of its results would)."""
+        steps = [cand.ops]
+        target = cand.target
+        while target in chosen and not chosen[target].when:
+            steps.append(chosen[target].ops)
+            target = chosen[target].target
+        if target in chosen:
+            return None
+        if target in selfs:
+            steps.append(selfs[target].ops)
+        return Rule(cand.source, target, tuple(steps), cand.support, cand.fpr, when=cand.when)
+
     # Figure 7 (b): a rule whose source lies under another source is covered by that one.
     covered = {s for s in chosen if any(a in chosen or a in selfs for a in data.chain[s][1:])}
     rules: dict[int, Rule] = {}
     for source, cand in chosen.items():
-        if source in covered:
+        rule = None if source in covered else chain(cand)
+        if rule is None:
             continue
-        steps = [cand.ops]
-        target = cand.target
-        while target in chosen:
-            steps.append(chosen[target].ops)
-            target = chosen[target].target
-        if target in selfs:
-            steps.append(selfs[target].ops)
-        rules[source] = Rule(source, target, tuple(steps), cand.support, cand.fpr)
+        if rule.when:
+            fallback = chain(plain[source]) if source in plain else None
+            if fallback is None and source in selfs:
+                own = selfs[source]
+                fallback = Rule(source, source, (own.ops,), own.support, own.fpr)
+            rule = replace(rule, fallback=fallback)
+        rules[source] = rule
     for source, cand in selfs.items():
         if source not in chosen and not any(
             a in chosen or a in selfs for a in data.chain[source][1:]
         ):
             rules[source] = Rule(source, source, (cand.ops,), cand.support, cand.fpr)
-    destinations = frozenset(r.target for r in rules.values())
     nodes = [
         TreeNode(
             n.parent,
@@ -499,7 +550,7 @@ def _select(
     for _ in range(8):
         bad, rules = _check_deployed(data, RuleSet(site, version, nodes, rules), checked)
         if not bad:
-            destinations = frozenset(r.target for r in rules.values())
+            destinations = frozenset(v.target for r in rules.values() for v in r.variants())
             return RuleSet(site, version, nodes, rules, destinations, len(keys))
     return RuleSet(site, version, nodes, {}, frozenset(), len(keys))
 
@@ -585,5 +636,5 @@ def _check_deployed(
         if support < data.min_support or fpr > data.fpr_max:
             bad = True
             continue
-        kept[nid] = Rule(rule.source, rule.target, rule.steps, support, fpr, tuple(examples[nid]))
+        kept[nid] = replace(rule, support=support, fpr=fpr, examples=tuple(examples[nid]))
     return bad, kept

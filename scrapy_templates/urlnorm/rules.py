@@ -58,7 +58,10 @@ class Op:
 @dataclass(frozen=True, slots=True)
 class Rule:
     """Rewrite of the URLs of node ``source`` into the format of node ``target``; ``steps``
-    holds the operation lists of a concatenated chain, applied in order."""
+    holds the operation lists of a concatenated chain, applied in order. ``when`` pins keys
+    to the one value the rule was seen to hold for (``?page='1'``): a URL where such a key
+    has another value gets the ``fallback`` rule of the same node, if there is one (dropping
+    a session id on every page of a listing, say), or is left alone."""
 
     source: int
     target: int
@@ -66,6 +69,20 @@ class Rule:
     support: int = 0
     fpr: float = 0.0
     examples: tuple[tuple[str, str], ...] = ()
+    when: tuple[tuple[str, Value], ...] = ()
+    fallback: Rule | None = None
+
+    def variants(self) -> tuple[Rule, ...]:
+        """This rule and its fallback, if any."""
+        return (self,) if self.fallback is None else (self, self.fallback)
+
+    def admits(self, values: Mapping[str, Value]) -> bool:
+        """Whether every pinned key of the URL ``values`` is absent or has its value."""
+        for key, want in self.when:
+            have = values.get(key, ABSENT)
+            if have is not ABSENT and have != want:
+                return False
+        return True
 
 
 def apply_ops(keys: UrlKeys, steps: Iterable[Iterable[Op]]) -> UrlKeys | None:
@@ -141,10 +158,11 @@ class RuleSet:
         self._decisive = frozenset(self.rules)
         self.dropped_query_keys = frozenset(
             op.key
-            for rule in self.rules.values()
+            for pinned in self.rules.values()
+            for rule in pinned.variants()
             for ops in rule.steps
             for op in ops
-            if op.kind == "ignore" and op.key.startswith("?")
+            if op.kind == "ignore" and op.key.startswith("?") and op.key not in dict(rule.when)
         )
         # per node: the fixed values still to check once the parent's split chose it (the
         # split key's own value is already matched by the child lookup), split key, children
@@ -155,7 +173,10 @@ class RuleSet:
             self._walk.append((fixed, n.split_key, dict(n.children), n.wildcard))
         site_keys = frozenset(self.nodes[0].fixed) if self.nodes else frozenset()
         self._allowed = {nid: self.nodes[nid].known | site_keys for nid in self.rules}
-        self._settled = frozenset(nid for nid in self.rules if self._always_stable(nid))
+        # a node with a pinned rule has two rules: its results are checked when applied
+        self._settled = frozenset(
+            nid for nid, rule in self.rules.items() if not rule.when and self._always_stable(nid)
+        )
 
     @classmethod
     def empty(cls, site: str) -> RuleSet:
@@ -245,23 +266,28 @@ class RuleSet:
             for key, source in replaced.items()
         )
 
-    def _rewrite(self, keys: UrlKeys) -> tuple[UrlKeys | None, int | None, str]:
-        """The rewritten keys (``None``: unchanged), the deciding node and why."""
+    def _rewrite(self, keys: UrlKeys) -> tuple[UrlKeys | None, int | None, Rule | None, str]:
+        """The rewritten keys (``None``: unchanged), the deciding node, its rule that applied
+        and why."""
         values = keys.as_dict()
         nid = self._decide(values)
         if nid is None:
-            return None, None, "no rule for this pattern"
+            return None, None, None, "no rule for this pattern"
+        rule = self.rules[nid]
         if not values.keys() <= self._allowed[nid]:
-            return None, nid, "keys outside the rule's pattern"
-        out = apply_ops(keys, self.rules[nid].steps)
+            return None, nid, rule, "keys outside the rule's pattern"
+        if rule.when and not rule.admits(values):
+            if rule.fallback is None:
+                return None, nid, rule, "a pinned key has another value"
+            rule = rule.fallback
+        out = apply_ops(keys, rule.steps)
         if out is None:
-            return None, nid, "a source key is missing"
-        return out, nid, "rewritten"
+            return None, nid, rule, "a source key is missing"
+        return out, nid, rule, "rewritten"
 
     def explain(self, url: str) -> Explanation:
         """The result of :meth:`apply` with the node, rule and reason behind it."""
-        out, nid, reason = self._rewrite(split_url(url))
-        rule = None if nid is None else self.rules[nid]
+        out, nid, rule, reason = self._rewrite(split_url(url))
         if out is None:
             return Explanation(url, url, nid, rule, reason)
         result = to_url(out)
@@ -275,7 +301,7 @@ class RuleSet:
     def apply(self, url: str) -> str:
         """The canonical form of ``url`` (``url`` itself when no rule applies, or when the
         result would not be left as it is by the rules: applying twice equals once)."""
-        out, nid, _ = self._rewrite(split_url(url))
+        out, nid, _, _ = self._rewrite(split_url(url))
         if out is None:
             return url
         if nid in self._settled:
@@ -291,7 +317,8 @@ class RuleSet:
         """One plain row per rule, most support first, for people: the source and target URL
         patterns, every operation of the chain in order, support, fpr and one example."""
         rows = []
-        for rule in sorted(self.rules.values(), key=lambda r: (-r.support, r.source)):
+        every = [rule for pinned in self.rules.values() for rule in pinned.variants()]
+        for rule in sorted(every, key=lambda r: (-r.support, r.source, not r.when)):
             rows.append(
                 {
                     "host": self.site,
@@ -311,14 +338,17 @@ class RuleSet:
         """What a rule changes, for people: its operations without the ones that leave a key
         as the source node has it (``path_1 := path_1``, a ``keep`` of the value the node
         fixes), and ``drop K`` for each key of the source node the first step does not write; each
-        change once, though a chain may repeat it."""
+        change once, though a chain may repeat it. Pinned keys come first (``only where``)."""
         node = self.nodes[rule.source]
         fixed: dict[str, Token] = {}
         nid: int | None = rule.source
         while nid is not None:
             fixed = {**self.nodes[nid].fixed, **fixed}
             nid = self.nodes[nid].parent
-        changes = []
+        changes = [
+            f"only where {key} has no value" if value is None else f"only where {key}={value!r}"
+            for key, value in rule.when
+        ]
         for index, step in enumerate(rule.steps):
             for op in step:
                 unchanged = op.source == op.key or (
@@ -392,11 +422,16 @@ class RuleSet:
             ]
             if any(not i < c < n or self.nodes[c].parent != i for c in kids):
                 raise RuleSetError(f"node {i}: bad child")
-        for src, rule in self.rules.items():
+        variants = [(src, r) for src, pinned in self.rules.items() for r in pinned.variants()]
+        for src, rule in variants:
+            if rule.source != src or (rule.fallback is not None and not rule.when):
+                raise RuleSetError(f"rule {src}: a fallback of another node or of no pinned rule")
+            if rule.fallback is not None and (rule.fallback.when or rule.fallback.fallback):
+                raise RuleSetError(f"rule {src}: a pinned or nested fallback")
             if not (0 <= src < n and 0 <= rule.target < n):
                 raise RuleSetError(f"rule {src}: node out of range")
             onward = self.rules.get(rule.target)
-            if onward is not None and onward.target != rule.target:
+            if onward is not None and rule.target not in (onward.target, src):
                 raise RuleSetError(f"rule {src}: target {rule.target} is itself rewritten")
             for ops in rule.steps:
                 for op in ops:
@@ -472,6 +507,8 @@ def _rule_json(rule: Rule) -> dict[str, Any]:
         "support": rule.support,
         "fpr": rule.fpr,
         "examples": [list(e) for e in rule.examples],
+        **({"when": [[k, v] for k, v in rule.when]} if rule.when else {}),
+        **({"fallback": _rule_json(rule.fallback)} if rule.fallback else {}),
     }
 
 
@@ -493,6 +530,8 @@ def _rule_from(data: dict[str, Any]) -> Rule:
         support=int(data.get("support", 0)),
         fpr=float(data.get("fpr", 0.0)),
         examples=tuple((str(a), str(b)) for a, b in data.get("examples", [])),
+        when=tuple((str(k), _value(v)) for k, v in data.get("when", [])),
+        fallback=_rule_from(data["fallback"]) if data.get("fallback") else None,
     )
 
 

@@ -4,7 +4,7 @@ from urllib.parse import urlsplit
 
 from scrapy_templates.urlnorm.clusters import Sample
 from scrapy_templates.urlnorm.learn import LearnConfig, learn_from_samples, learn_rules
-from tests.urlnorm.url_sets import circle_site, mirror_site, query_site
+from tests.urlnorm.url_sets import circle_site, listing_site, mirror_site, query_site
 
 
 def _groups(ruleset, urls, clusters):
@@ -94,29 +94,37 @@ def test_learning_is_deterministic() -> None:
     )
 
 
-def test_a_key_seen_irrelevant_for_one_value_is_not_dropped_for_all() -> None:
-    # The first page of each listing (any session id) is the listing sorted by date; later
-    # pages were each sampled once, on listings whose first page was not. "Drop ?page" has a
-    # clean false-positive rate here, and would turn every later page away unseen.
-    urls: list[str] = []
-    clusters: list[int] = []
-    for i in range(6):
-        for sid in ("0001", "0002", "0003", "0004"):
-            urls.append(f"http://l.example/category/c{i}/?page=1&sid={sid}")
-            clusters.append(100 + i)
-        urls.append(f"http://l.example/category/c{i}/?sort=date")
-        clusters.append(100 + i)
-    for page in range(2, 14):
-        urls.append(f"http://l.example/category/c{6 + page}/?page={page}&sid=0001")
-        clusters.append(300 + page)
-    ruleset = learn_rules(urls, clusters).ruleset
+def test_a_key_seen_irrelevant_for_one_value_is_pinned_to_it() -> None:
+    # "Drop ?page" has a clean false-positive rate on these URLs and would turn every later
+    # page away unseen; the rule holds for ?page=1 alone.
+    ruleset = learn_rules(*listing_site()).ruleset
+    assert ruleset.apply("http://l.example/category/c2/?page=1&sid=0009") == (
+        "http://l.example/category/c2/?sort=date"
+    )
+    # later pages keep their number, and the session id, seen irrelevant under four values,
+    # still goes (the pinned rule's fallback)
     assert ruleset.apply("http://l.example/category/c7/?page=3&sid=0002") == (
         "http://l.example/category/c7/?page=3"
     )
-    # the session id, seen irrelevant under four values, still goes
-    assert ruleset.apply("http://l.example/category/c2/?page=1&sid=0009") == (
-        ruleset.apply("http://l.example/category/c2/?page=1&sid=0001")
+
+
+def test_a_value_seen_irrelevant_is_dropped_for_that_value_alone() -> None:
+    # each tool's ?status=closed view is the tool's page; its other status views are not
+    urls: list[str] = []
+    clusters: list[int] = []
+    for i in range(8):
+        urls.append(f"http://t.example/tool{i}")
+        clusters.append(i)
+        for n, status in enumerate(("closed", "new", "open")):
+            urls.append(f"http://t.example/tool{i}?status={status}&order=id")
+            clusters.append(i if status == "closed" else 100 * (n + 1) + i)
+    ruleset = learn_rules(urls, clusters).ruleset
+    assert ruleset.apply("http://t.example/tool9?status=closed&order=id") == (
+        "http://t.example/tool9"
     )
+    for status in ("new", "open", "assigned"):
+        url = f"http://t.example/tool9?status={status}&order=id"
+        assert ruleset.apply(url) == url
 
 
 def _demo_page(url: str) -> tuple[str, ...]:

@@ -7,10 +7,11 @@ from hypothesis import strategies as st
 from scrapy_templates.urlnorm.learn import learn_rules
 from scrapy_templates.urlnorm.rules import RuleSet, RuleSetError
 from scrapy_templates.urlnorm.url import split_url
-from tests.urlnorm.url_sets import mirror_site, query_site
+from tests.urlnorm.url_sets import listing_site, mirror_site, query_site
 
 _MIRROR = learn_rules(*mirror_site(), site="www.example.com").ruleset
 _QUERY = learn_rules(*query_site(), site="q.example").ruleset
+_LISTING = learn_rules(*listing_site(), site="l.example").ruleset
 
 
 def test_json_round_trip_keeps_behaviour() -> None:
@@ -53,8 +54,34 @@ def test_describe_rules_follows_a_chain_and_names_each_change_once() -> None:
     assert supports == sorted(supports, reverse=True)
 
 
-def _tampered(change) -> str:
-    data = json.loads(_MIRROR.dumps())
+def test_a_pinned_rule_applies_to_its_value_and_its_fallback_to_the_others() -> None:
+    first = _LISTING.explain("http://l.example/category/c1/?page=1&sid=7")
+    later = _LISTING.explain("http://l.example/category/c1/?page=2&sid=7")
+    assert first.rule is not None and first.rule.when == (("?page", "1"),)
+    assert first.result == "http://l.example/category/c1/?sort=date"
+    assert later.rule is not None and later.rule is first.rule.fallback
+    assert later.result == "http://l.example/category/c1/?page=2"
+    # a parameter dropped for one value only is not one the site adds at will
+    assert "?sid" in _LISTING.dropped_query_keys
+    assert "?page" not in _LISTING.dropped_query_keys
+
+
+def test_json_round_trip_keeps_a_pinned_rule_and_its_fallback() -> None:
+    urls, _ = listing_site()
+    urls += ["http://l.example/category/c1/?page=5&sid=1", "http://l.example/category/c1/"]
+    loaded = RuleSet.loads(_LISTING.dumps())
+    assert loaded.dumps() == _LISTING.dumps()
+    assert [loaded.apply(u) for u in urls] == [_LISTING.apply(u) for u in urls]
+
+
+def test_describe_rules_says_which_value_a_rule_is_pinned_to() -> None:
+    changes = [row["changes"] for row in _LISTING.describe_rules()]
+    assert ["only where ?page='1'", "keep ?sort='date'", "drop ?page", "drop ?sid"] in changes
+    assert ["drop ?sid"] in changes  # the fallback, a row of its own
+
+
+def _tampered(change, ruleset: RuleSet = _MIRROR) -> str:
+    data = json.loads(ruleset.dumps())
     change(data)
     return json.dumps(data)
 
@@ -84,6 +111,15 @@ def test_refuses_an_example_that_does_not_hold() -> None:
 
     with pytest.raises(RuleSetError, match="does not give"):
         RuleSet.loads(_tampered(change))
+
+
+def test_refuses_a_pinned_or_nested_fallback() -> None:
+    def change(data: dict) -> None:
+        pinned = next(r for r in data["rules"] if "fallback" in r)
+        pinned["fallback"]["when"] = [["?sid", "1"]]
+
+    with pytest.raises(RuleSetError, match="fallback"):
+        RuleSet.loads(_tampered(change, _LISTING))
 
 
 @pytest.mark.parametrize(

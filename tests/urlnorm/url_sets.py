@@ -60,3 +60,21 @@ def circle_site(pages: int = 30) -> tuple[list[str], list[int]]:
     urls += [f"http://c.example/item/{pid}" for pid in range(pages, pages + 30)]
     clusters += list(range(pages, pages + 30))
     return urls, clusters
+
+
+def listing_site() -> tuple[list[str], list[int]]:
+    """Listings whose first page (any session id) is the listing sorted by date, and later
+    pages each sampled once, on listings whose first page was not: ``page`` is irrelevant for
+    the value 1 only, ``sid`` for every value."""
+    urls: list[str] = []
+    clusters: list[int] = []
+    for i in range(6):
+        for sid in ("0001", "0002", "0003", "0004"):
+            urls.append(f"http://l.example/category/c{i}/?page=1&sid={sid}")
+            clusters.append(100 + i)
+        urls.append(f"http://l.example/category/c{i}/?sort=date")
+        clusters.append(100 + i)
+    for page in range(2, 14):
+        urls.append(f"http://l.example/category/c{6 + page}/?page={page}&sid=0001")
+        clusters.append(300 + page)
+    return urls, clusters
