@@ -11,8 +11,9 @@ text of the page.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
@@ -69,9 +70,16 @@ BLOCK_TAGS = [
     "tr",
     "ul",
 ]
+BLOCK_LIMIT = 30
+_TITLE_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "dt", "td", "a", "strong", "b")
 _PARSER = lxml.etree.HTMLParser(
     encoding="utf-8", recover=True, remove_comments=True, remove_pis=True
 )
+
+
+class Detached(LookupError):
+    """A question about a page's elements that a page parsed in another process cannot answer
+    (only the answers asked for when it was detached travel with it)."""
 
 
 class PageError(ValueError):
@@ -114,6 +122,10 @@ class Page:
     elements: list[lxml.etree._Element] = field(default_factory=list, repr=False)
     canonical: str | None = None
     h1: str = ""
+    detached: bool = False
+    below: dict[tuple[int, str], str | None] = field(default_factory=dict, repr=False)
+    block_texts: list[tuple[str, ...]] | None = field(default=None, repr=False)
+    reload: Callable[[], Page] | None = field(default=None, repr=False)
 
     @property
     def text(self) -> str:
@@ -126,7 +138,14 @@ class Page:
     def text_below(self, index: int, path: str) -> str | None:
         """Visible text of the elements at tag ``path`` inside pagelet ``index`` (whose own
         path is a prefix of ``path``), in document order; ``None`` when there are none. A tag
-        path names every element it matches, as it does for pagelet paths."""
+        path names every element it matches, as it does for pagelet paths.
+
+        A detached page answers for the path it was detached with; for another it parses
+        again with :attr:`reload`, or raises :class:`Detached` when it has none."""
+        if self.detached:
+            if (index, path) in self.below:
+                return self.below[index, path]
+            self._attach(f"text below pagelet {index} at {path}")
         pagelet = self.pagelets[index]
         if not path.startswith(pagelet.path + "/") or index >= len(self.elements):
             return None
@@ -146,23 +165,68 @@ class Page:
         )
         return "\n".join(t for t in texts if t) or None
 
-    def blocks(self, indexes: Iterable[int], limit: int = 30) -> list[str]:
+    def blocks(self, indexes: Iterable[int], limit: int = BLOCK_LIMIT) -> list[str]:
         """Texts of the heading, paragraph, list-item and link elements inside the pagelets
-        at ``indexes`` (Webstemmer's layout blocks, finer than pagelets), at most ``limit``."""
+        at ``indexes`` (Webstemmer's layout blocks, finer than pagelets), at most ``limit``
+        (no more than :data:`BLOCK_LIMIT`). A detached page answers when it was detached with
+        its blocks, else raises :class:`Detached`."""
+        if self.detached and self.block_texts is None:
+            self._attach("blocks")
         out: list[str] = []
         for index in indexes:
-            if index >= len(self.elements):
-                continue
-            for el in self.elements[index].iter(*_TITLE_BLOCKS):
-                text = _clean(" ".join(el.itertext()))
-                if text:
-                    out.append(text)
-                    if len(out) >= limit:
-                        return out
+            for text in self._blocks_of(index, limit):
+                out.append(text)
+                if len(out) >= limit:
+                    return out
         return out
 
+    def _blocks_of(self, index: int, limit: int) -> Iterable[str]:
+        if self.block_texts is not None:
+            return self.block_texts[index] if index < len(self.block_texts) else ()
+        if index >= len(self.elements):
+            return ()
+        texts = (
+            _clean(" ".join(el.itertext())) for el in self.elements[index].iter(*_TITLE_BLOCKS)
+        )
+        return itertools.islice(filter(None, texts), limit)
 
-_TITLE_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "dt", "td", "a", "strong", "b")
+    def _attach(self, question: str) -> None:
+        """Take the elements of a fresh parse (:attr:`reload`) to answer ``question``."""
+        if self.reload is None:
+            raise Detached(question)
+        fresh = self.reload()
+        if len(fresh.pagelets) != len(self.pagelets):
+            raise Detached(f"{question}: the page parses differently here")
+        self.elements, self.detached, self.reload = fresh.elements, False, None
+
+    def detach(self, main_path: str | None = None, blocks: bool = False) -> Page:
+        """A copy without elements, to send to another process: it keeps :meth:`text_below`
+        for ``main_path`` under every pagelet whose path leads to it, and :meth:`blocks` when
+        ``blocks`` is true — the questions the pipeline asks of a page's elements."""
+        below: dict[tuple[int, str], str | None] = {}
+        if main_path is not None:
+            for i, pagelet in enumerate(self.pagelets):
+                if main_path.startswith(pagelet.path + "/"):
+                    below[i, main_path] = self.text_below(i, main_path)
+        block_texts = None
+        if blocks:
+            block_texts = [
+                tuple(self._blocks_of(i, BLOCK_LIMIT)) for i in range(len(self.pagelets))
+            ]
+        return Page(
+            self.url,
+            self.pagelets,
+            self.title,
+            self.simhash,
+            self.text_hash,
+            self.notes,
+            [],
+            self.canonical,
+            self.h1,
+            detached=True,
+            below=below,
+            block_texts=block_texts,
+        )
 
 
 def _decode(html: str | bytes, max_bytes: int, notes: list[str]) -> bytes:

@@ -158,6 +158,11 @@ SETTINGS: tuple[Setting, ...] = (
         "Pages with more tags ('<' characters) than this are not partitioned; the item is flagged instead.",
     ),
     Setting(
+        "TEMPLATES_PARSE_WORKERS",
+        None,
+        "Child processes that parse pages off the crawl's thread (the HTML goes over a pipe, the parse runs on another core); None: one when this process may use more than one CPU; 0: parse in the crawl's thread. A worker that dies is replaced, and its pages are parsed in the crawl's thread.",
+    ),
+    Setting(
         "TEMPLATES_LOGSTATS_INTERVAL",
         60.0,
         "Seconds between progress log lines (pages marked, template share, URL rules in force, requests rewritten and dropped); 0 turns them off.",

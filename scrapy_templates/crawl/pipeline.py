@@ -12,7 +12,9 @@ decided on the same kind of evidence as later ones.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import os
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -35,6 +37,7 @@ from scrapy_templates.templates.decide import main_region, mark_pagelets, spare_
 from scrapy_templates.templates.region import in_region, is_navigation
 from scrapy_templates.templates.title import choose_title
 from scrapy_templates.templates.variability import COMPARISONS, layout_may_flag
+from scrapy_templates.workers import ParseOptions, WorkerPool, WorkerUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +88,8 @@ class TemplatePipeline:
         self.bootstrap_timeout = s.getfloat("TEMPLATES_BOOTSTRAP_TIMEOUT")
         self.max_bytes = s.getint("TEMPLATES_MAX_HTML_BYTES")
         self.max_tags = s.getint("TEMPLATES_MAX_TAGS")
+        workers = _worker_count(s.get("TEMPLATES_PARSE_WORKERS"))
+        self.workers = WorkerPool(workers) if workers > 0 else None
         self.snippet = s.getint("TEMPLATES_SNIPPET_CHARS")
         self.main_share = s.getfloat("TEMPLATES_MAIN_REGION_SHARE")
         self.state = CrawlState.of(crawler)
@@ -106,6 +111,8 @@ class TemplatePipeline:
             )
         await self.state.open()
         self.urls.attach(self.store, self.state.owner)
+        if self.workers is not None:
+            await self.workers.start()
         logger.info(
             "scrapy-templates: marking template pagelets (%s algorithm, store %s, k=%d)",
             self.algorithm,
@@ -119,6 +126,10 @@ class TemplatePipeline:
         await self.urls.flush(force=True)
         await self.urls.wait_learning()
         await self.state.close()
+        if self.workers is not None:
+            await self.workers.close()
+            if self.workers.lost:
+                self._inc("templates/parse_workers/lost", self.workers.lost)
 
     async def process_item(self, item: Any, spider: Any = None) -> Any:
         adapter = ItemAdapter(item)
@@ -173,13 +184,13 @@ class TemplatePipeline:
         if not isinstance(html, (str, bytes)):
             self._skip(adapter, "bad-html", f"field {self.html_field!r} is {type(html).__name__}")
             return
+        site = self.site_of(url)
+        pid = page_id(url)
         try:
-            page = parse_page(html, url, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags)
+            page = await self._parse(html, url, site, pid)
         except PageError as exc:
             self._skip(adapter, exc.reason, str(exc))
             return
-        site = self.site_of(url)
-        pid = page_id(url)
         fingerprints = _fingerprints(page)
         try:
             obs = await self._observe(site, pid, fingerprints, page)
@@ -193,6 +204,34 @@ class TemplatePipeline:
         content_hash = self._write(adapter, site, page, fingerprints, obs)
         self.urls.add_page(url, page.simhash, content_hash)
         await self.urls.flush()
+
+    async def _parse(self, html: str | bytes, url: str, site: str, pid: str | None) -> Page:
+        """The page, parsed by a worker when there is one (with the answers the marking will
+        ask of its elements: the text below the site's main path, the title blocks when the
+        page has anchor text), else here. ``pid``: the page id, ``None`` for a bootstrap
+        sample (not marked)."""
+        if self.workers is not None:
+            options = ParseOptions(
+                self.k,
+                self.max_bytes,
+                self.max_tags,
+                self.state.main_path(site) if pid and self.main_share > 0 else None,
+                pid is not None and self.state.anchors(site).get(pid) is not None,
+            )
+            try:
+                page = await self.workers.parse(html, url, options)
+            except WorkerUnavailable as exc:
+                self._inc("templates/parse_workers/fallbacks")
+                logger.debug("scrapy-templates: parsing %s here: %s", url, exc)
+            else:
+                self._inc("templates/parse_workers/pages")
+                page.reload = functools.partial(self._reparse, html, url)
+                return page
+        return parse_page(html, url, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags)
+
+    def _reparse(self, html: str | bytes, url: str) -> Page:
+        self._inc("templates/parse_workers/reparses")
+        return parse_page(html, url, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags)
 
     async def _observe(
         self, site: str, pid: str, fingerprints: list[int], page: Page
@@ -465,18 +504,27 @@ class TemplatePipeline:
         if not isinstance(response, HtmlResponse) or response.status != 200:
             return None
         try:
-            sample = parse_page(
-                response.text,
-                response.url,
-                k=self.k,
-                max_bytes=self.max_bytes,
-                max_tags=self.max_tags,
-            )
+            sample = await self._parse(response.text, response.url, site, None)
         except PageError:
             return None
         await self._observe(site, page_id(response.url), _fingerprints(sample), sample)
         self._inc("templates/bootstrap_pages")
         return sample
+
+
+def _worker_count(value: Any) -> int:
+    """``TEMPLATES_PARSE_WORKERS``: ``None`` is one worker when this process may run on more
+    than one CPU."""
+    if value is None or value == "":
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        return 1 if (cpus or 1) > 1 else 0
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"TEMPLATES_PARSE_WORKERS must be a number or None, not {value!r}"
+        ) from None
+    return max(count, 0)
 
 
 def _fingerprints(page: Page) -> list[int]:

@@ -39,13 +39,9 @@ Words = tuple[str, ...]
 
 
 def words(text: str, limit: int) -> Words:
-    """The first ``limit`` words of ``text``, lowercased."""
-    out: list[str] = []
-    for match in WORD.finditer(text[: limit * 24].lower()):
-        out.append(match.group())
-        if len(out) >= limit:
-            break
-    return tuple(out)
+    """The first ``limit`` words of ``text``, lowercased (words are looked for in its first
+    ``24 · limit`` characters)."""
+    return tuple(WORD.findall(text[: limit * 24].lower())[:limit])
 
 
 def common_weight(a: Words, b: Words) -> int:

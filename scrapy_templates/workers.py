@@ -1,0 +1,270 @@
+"""Parse workers: child processes that parse pages off the crawl's thread.
+
+A Scrapy crawl runs its engine, downloads and item pipelines on one thread, and parsing a page
+(lxml, the pagelet partition, fingerprints, simhash) is most of what the template pipeline
+costs there. A worker is a fresh interpreter (``python -m scrapy_templates.workers``) that
+reads requests on its stdin and answers on its stdout, one length-prefixed pickle each way:
+the crawl's thread pays for sending the HTML and reading a small answer, and the parse runs on
+another core.
+
+Workers are new interpreters, never forks of the crawl (a fork of a process with a running
+reactor and threads may inherit a held lock) and never started by :mod:`multiprocessing`'s
+spawn, which imports the main script again: a crawl script without a ``__main__`` guard would
+start a second crawl. A worker that cannot start or dies costs speed only: its pages raise
+:class:`WorkerUnavailable` and the caller parses them itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import pickle
+import struct
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from scrapy_templates.page import Page, PageError, Pagelet, parse_page
+
+logger = logging.getLogger(__name__)
+
+_HEADER = struct.Struct("<I")
+_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+
+
+class WorkerUnavailable(RuntimeError):
+    """No worker could parse the page (none running, or it died or failed on the page)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParseOptions:
+    """What :func:`scrapy_templates.page.parse_page` is called with, and what the detached
+    page must still answer (see :meth:`scrapy_templates.page.Page.detach`)."""
+
+    k: int = 3
+    max_bytes: int = 5_000_000
+    max_tags: int = 100_000
+    main_path: str | None = None
+    blocks: bool = False
+
+
+def _to_wire(page: Page) -> tuple[Any, ...]:
+    """A detached page as plain tuples (faster to pickle than dataclasses)."""
+    return (
+        page.url,
+        [
+            (p.path, p.text, p.hrefs, p.fingerprint, p.pattern, p.position, p.anchors)
+            for p in page.pagelets
+        ],
+        page.title,
+        page.simhash,
+        page.text_hash,
+        page.notes,
+        page.canonical,
+        page.h1,
+        page.below,
+        page.block_texts,
+    )
+
+
+def _from_wire(wire: tuple[Any, ...]) -> Page:
+    url, pagelets, title, simhash, text_hash, notes, canonical, h1, below, block_texts = wire
+    return Page(
+        url,
+        [Pagelet(*p) for p in pagelets],
+        title,
+        simhash,
+        text_hash,
+        notes,
+        [],
+        canonical,
+        h1,
+        detached=True,
+        below=below,
+        block_texts=block_texts,
+    )
+
+
+def answer(html: str | bytes, url: str, options: ParseOptions) -> tuple[Any, ...]:
+    """What a worker sends back for one page: ``("page", wire)`` or ``("page-error", reason,
+    message)``; any other exception propagates."""
+    try:
+        page = parse_page(
+            html, url, k=options.k, max_bytes=options.max_bytes, max_tags=options.max_tags
+        )
+    except PageError as exc:
+        return ("page-error", exc.reason, str(exc))
+    return ("page", _to_wire(page.detach(options.main_path, options.blocks)))
+
+
+def _read(stream: BinaryIO) -> Any:
+    head = stream.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        raise EOFError
+    (size,) = _HEADER.unpack(head)
+    return pickle.loads(stream.read(size))
+
+
+def _frame(message: Any) -> bytes:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(len(data)) + data
+
+
+def serve(requests: BinaryIO, replies: BinaryIO) -> None:
+    """The worker's loop: answer requests until the input ends."""
+    while True:
+        try:
+            ident, html, url, options = _read(requests)
+        except EOFError:
+            return
+        try:
+            reply = (ident, *answer(html, url, options))
+        except Exception as exc:  # the caller parses this page itself
+            reply = (ident, "error", f"{type(exc).__name__}: {exc}")
+        replies.write(_frame(reply))
+        replies.flush()
+
+
+class _Worker:
+    """One child process and the futures of the pages it was sent."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.pending: dict[int, asyncio.Future[Page]] = {}
+        self.alive = True
+        self.reader = asyncio.ensure_future(self._read_replies())
+
+    def send(self, ident: int, message: bytes) -> asyncio.Future[Page]:
+        if not self.alive or self.process.stdin is None:
+            raise WorkerUnavailable("worker exited")
+        future: asyncio.Future[Page] = asyncio.get_running_loop().create_future()
+        self.pending[ident] = future
+        self.process.stdin.write(message)
+        return future
+
+    async def _read_replies(self) -> None:
+        assert self.process.stdout is not None
+        stdout = self.process.stdout
+        try:
+            while True:
+                (size,) = _HEADER.unpack(await stdout.readexactly(_HEADER.size))
+                ident, kind, *rest = pickle.loads(await stdout.readexactly(size))
+                future = self.pending.pop(ident, None)
+                if future is None or future.done():
+                    continue
+                if kind == "page":
+                    future.set_result(_from_wire(rest[0]))
+                elif kind == "page-error":
+                    future.set_exception(PageError(rest[0], rest[1]))
+                else:
+                    future.set_exception(WorkerUnavailable(f"worker failed: {rest[0]}"))
+        except (asyncio.IncompleteReadError, ConnectionError, pickle.UnpicklingError) as exc:
+            self._lose(f"worker exited ({type(exc).__name__})")
+
+    def _lose(self, why: str) -> None:
+        self.alive = False
+        for future in self.pending.values():
+            if not future.done():
+                future.set_exception(WorkerUnavailable(why))
+        self.pending.clear()
+
+    async def close(self, timeout: float) -> None:
+        self.alive = False
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            await asyncio.wait_for(self.process.wait(), timeout)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+            await self.process.wait()
+        self.reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.reader
+        self._lose("pool closed")
+
+
+class WorkerPool:
+    """``size`` parse workers, each page sent to the one with the fewest pages in hand.
+
+    A worker that dies is replaced, at most ``max_restarts`` times in all; after that the
+    pool has no workers and every :meth:`parse` raises :class:`WorkerUnavailable`."""
+
+    def __init__(self, size: int, max_restarts: int = 3) -> None:
+        self.size = size
+        self.restarts_left = max_restarts
+        self.workers: list[_Worker] = []
+        self.started = 0
+        self.lost = 0
+        self._ident = 0
+        self._closed = False
+
+    async def start(self) -> None:
+        """Start the workers (they import the parser while the crawl goes on)."""
+        for _ in range(self.size - len(self.workers)):
+            worker = await self._spawn()
+            if worker is not None:
+                self.workers.append(worker)
+
+    async def _spawn(self) -> _Worker | None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p
+        )
+        try:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "scrapy_templates.workers",
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                env=env,
+            )
+        except OSError as exc:
+            logger.warning("scrapy-templates: could not start a parse worker: %s", exc)
+            return None
+        self.started += 1
+        return _Worker(process)
+
+    async def _worker(self) -> _Worker:
+        alive = [w for w in self.workers if w.alive]
+        if len(alive) < len(self.workers):
+            self.lost += len(self.workers) - len(alive)
+            self.workers = alive
+            while len(self.workers) < self.size and self.restarts_left > 0 and not self._closed:
+                self.restarts_left -= 1
+                logger.warning("scrapy-templates: a parse worker exited; starting another")
+                worker = await self._spawn()
+                if worker is not None:
+                    self.workers.append(worker)
+        if not self.workers:
+            raise WorkerUnavailable("no parse worker running")
+        return min(self.workers, key=lambda w: len(w.pending))
+
+    async def parse(self, html: str | bytes, url: str, options: ParseOptions) -> Page:
+        """The page, parsed and detached in a worker; raises :class:`PageError` as
+        :func:`~scrapy_templates.page.parse_page` would, :class:`WorkerUnavailable` when no
+        worker could answer."""
+        worker = await self._worker()
+        self._ident += 1
+        return await worker.send(self._ident, _frame((self._ident, html, url, options)))
+
+    async def close(self, timeout: float = 5.0) -> None:
+        self._closed = True
+        await asyncio.gather(*(w.close(timeout) for w in self.workers))
+        self.workers = []
+
+
+def main() -> None:
+    """Serve on stdin / stdout; anything else that writes to stdout goes to stderr instead, so
+    it cannot corrupt the replies."""
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    serve(sys.stdin.buffer, replies)
+
+
+if __name__ == "__main__":
+    main()

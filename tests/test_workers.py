@@ -1,0 +1,164 @@
+"""Parse workers: pages parsed in a child process come back as the parse here would give them."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import pickle
+import signal
+
+import pytest
+
+from scrapy_templates.page import Detached, Page, PageError, parse_page
+from scrapy_templates.workers import (
+    ParseOptions,
+    WorkerPool,
+    WorkerUnavailable,
+    _frame,
+    _read,
+    serve,
+)
+
+LINKS = "".join(f'<li><a href="/s{i}">Section {i}</a></li>' for i in range(4))
+HTML = f"""<html><head><title>A page</title><link rel="canonical" href="/c"></head><body>
+<nav><ul>{LINKS}</ul></nav>
+<div id="main"><h1>The heading</h1><p>First paragraph with <a href="/x">a link</a>.</p>
+<div class="inner"><p>Inner text one.</p><p>Inner text two.</p></div>
+<ul class="more">{LINKS}</ul></div>
+<footer>© Example 2024</footer></body></html>"""
+
+
+def same_page(a: Page, b: Page) -> None:
+    assert a.pagelets == b.pagelets
+    assert (a.url, a.title, a.h1, a.canonical, a.simhash, a.text_hash, a.notes) == (
+        b.url,
+        b.title,
+        b.h1,
+        b.canonical,
+        b.simhash,
+        b.text_hash,
+        b.notes,
+    )
+
+
+def test_serve_answers_pages_and_page_errors_in_order() -> None:
+    requests = io.BytesIO(
+        _frame((1, HTML, "http://s/p", ParseOptions()))
+        + _frame((2, b"%PDF-1.4 binary", "http://s/f.pdf", ParseOptions()))
+    )
+    replies = io.BytesIO()
+    serve(requests, replies)
+    replies.seek(0)
+    first, second = _read(replies), _read(replies)
+    assert first[:2] == (1, "page")
+    assert first[2][0] == "http://s/p"
+    assert second == (2, "page-error", "not-html", "body does not look like HTML")
+    with pytest.raises(EOFError):
+        _read(replies)
+
+
+async def test_a_worker_parses_as_the_crawl_thread_would() -> None:
+    pool = WorkerPool(1)
+    await pool.start()
+    try:
+        here = parse_page(HTML, "http://s/p")
+        main_path = "body/div#main/div.inner/p"
+        options = ParseOptions(main_path=main_path, blocks=True)
+        there = await pool.parse(HTML.encode(), "http://s/p", options)
+        same_page(there, here)
+        assert there.detached and not there.elements
+        # the questions asked when it was sent are answered without the elements
+        index = next(i for i, p in enumerate(here.pagelets) if p.path == "body/div#main/div.inner")
+        assert there.text_below(index, main_path) == here.text_below(index, main_path)
+        assert there.text_below(index, main_path) == "Inner text one.\nInner text two."
+        everything = range(len(here.pagelets))
+        assert there.blocks(everything) == here.blocks(everything)
+        assert "The heading" in there.blocks(everything)
+        # another question needs the elements: none came back, and no way to parse again
+        with pytest.raises(Detached):
+            there.text_below(index, "body/div#main/div.inner/span")
+    finally:
+        await pool.close()
+
+
+async def test_a_detached_page_parses_again_when_asked_what_it_does_not_hold() -> None:
+    pool = WorkerPool(1)
+    await pool.start()
+    try:
+        page = await pool.parse(HTML, "http://s/p", ParseOptions())
+    finally:
+        await pool.close()
+    reloads = []
+
+    def reload() -> Page:
+        reloads.append(1)
+        return parse_page(HTML, "http://s/p")
+
+    page.reload = reload
+    paths = [p.path for p in page.pagelets]
+    inner = paths.index("body/div#main/div.inner")
+    assert page.text_below(inner, f"{paths[inner]}/p") == "Inner text one.\nInner text two."
+    assert page.blocks([paths.index("body/div#main/h1")]) == ["The heading"]
+    assert len(reloads) == 1 and not page.detached
+
+
+async def test_page_errors_come_back_with_their_reason() -> None:
+    pool = WorkerPool(1)
+    await pool.start()
+    try:
+        with pytest.raises(PageError) as caught:
+            await pool.parse("   ", "http://s/empty", ParseOptions())
+        assert caught.value.reason == "empty"
+        many_tags = "<p>x</p>" * 50
+        with pytest.raises(PageError) as caught:
+            await pool.parse(many_tags, "http://s/big", ParseOptions(max_tags=10))
+        assert caught.value.reason == "too-many-tags"
+        # the worker goes on after an error
+        page = await pool.parse(HTML, "http://s/p", ParseOptions())
+        assert page.title == "A page"
+    finally:
+        await pool.close()
+
+
+async def test_many_pages_in_flight_each_get_their_own_answer() -> None:
+    pool = WorkerPool(2)
+    await pool.start()
+    try:
+        pages = [HTML.replace("The heading", f"Heading {i}") for i in range(40)]
+        answers = await asyncio.gather(
+            *(pool.parse(html, f"http://s/{i}", ParseOptions()) for i, html in enumerate(pages))
+        )
+        assert [a.h1 for a in answers] == [f"Heading {i}" for i in range(40)]
+        assert [a.url for a in answers] == [f"http://s/{i}" for i in range(40)]
+        assert pool.started == 2
+    finally:
+        await pool.close()
+
+
+async def test_a_dead_worker_fails_its_pages_and_is_replaced() -> None:
+    pool = WorkerPool(1, max_restarts=1)
+    await pool.start()
+    try:
+        first = pool.workers[0]
+        await pool.parse(HTML, "http://s/p", ParseOptions())
+        first.process.send_signal(signal.SIGKILL)
+        with pytest.raises(WorkerUnavailable):
+            # sent before the death was noticed, or to no worker: either way not lost silently
+            await asyncio.wait_for(pool.parse(HTML, "http://s/q", ParseOptions()), 10)
+        await asyncio.wait_for(first.reader, 10)
+        page = await pool.parse(HTML, "http://s/r", ParseOptions())
+        assert page.url == "http://s/r"
+        assert pool.started == 2 and pool.lost == 1
+        # no restarts left: the next death leaves the pool empty, and it says so
+        pool.workers[0].process.send_signal(signal.SIGKILL)
+        await asyncio.wait_for(pool.workers[0].reader, 10)
+        with pytest.raises(WorkerUnavailable, match="no parse worker"):
+            await pool.parse(HTML, "http://s/s", ParseOptions())
+    finally:
+        await pool.close()
+
+
+def test_wire_frames_are_length_prefixed_pickles() -> None:
+    frame = _frame(("x", 1))
+    assert int.from_bytes(frame[:4], "little") == len(frame) - 4
+    assert pickle.loads(frame[4:]) == ("x", 1)
