@@ -51,8 +51,7 @@ _IS_SIMHASH_LETTER[: len(_IS_LETTER)] = _IS_LETTER
 # (``str.isdigit``) and the rest.
 _IS_ALPHA = _table(_ALPHA, _CODE_POINTS)
 _IS_DIGIT = np.zeros(0x110000, dtype=bool)
-_IS_DIGIT[[i for i, c in enumerate(_CODE_POINTS) if c.isdigit()]] = True
-_IS_DIGIT &= _IS_ALPHA
+_IS_DIGIT[[i for i in np.flatnonzero(_IS_ALPHA).tolist() if _CODE_POINTS[i].isdigit()]] = True
 _IS_LETTER_ONLY = _IS_ALPHA & ~_IS_DIGIT
 del _CODE_POINTS
 

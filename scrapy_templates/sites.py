@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from functools import lru_cache
-from urllib.parse import urldefrag, urlsplit
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 import tldextract
 
@@ -39,3 +39,36 @@ BUILTIN_SITES: dict[str, SiteFunction] = {"host": host_site, "domain": domain_si
 def page_id(url: str) -> str:
     """A short stable id of the page at ``url`` (fragment ignored): a re-fetched URL keeps it."""
     return hashlib.blake2b(urldefrag(url)[0].encode("utf-8"), digest_size=8).hexdigest()
+
+
+class LinkTargets:
+    """The page ids of a page's links (:func:`page_id` of the href resolved against the page),
+    remembered for hrefs whose target does not depend on the page's path: absolute URLs and
+    root-relative paths, which is what navigation and listings repeat from page to page. At
+    most ``limit`` are kept (all are forgotten when it is reached)."""
+
+    def __init__(self, limit: int = 50_000) -> None:
+        self.limit = limit
+        self.known: dict[str, str] = {}
+
+    def resolver(self, base: str) -> Callable[[str], str]:
+        """A function from an href of the page at ``base`` to its target's page id."""
+        parts = urlsplit(base)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        known = self.known
+
+        def target(href: str) -> str:
+            if href.startswith(("http://", "https://")):
+                key = href
+            elif href.startswith("/") and not href.startswith("//"):
+                key = origin + href
+            else:
+                return page_id(urljoin(base, href))
+            found = known.get(key)
+            if found is None:
+                if len(known) >= self.limit:
+                    known.clear()
+                found = known[key] = page_id(urljoin(base, href))
+            return found
+
+        return target

@@ -232,8 +232,10 @@ class WorkerPool:
     async def _worker(self) -> _Worker:
         alive = [w for w in self.workers if w.alive]
         if len(alive) < len(self.workers):
-            self.lost += len(self.workers) - len(alive)
+            dead = [w for w in self.workers if not w.alive]
+            self.lost += len(dead)
             self.workers = alive
+            await asyncio.gather(*(w.close(1.0) for w in dead))
             while len(self.workers) < self.size and self.restarts_left > 0 and not self._closed:
                 self.restarts_left -= 1
                 logger.warning("scrapy-templates: a parse worker exited; starting another")
@@ -254,6 +256,7 @@ class WorkerPool:
 
     async def close(self, timeout: float = 5.0) -> None:
         self._closed = True
+        self.lost += sum(not w.alive for w in self.workers)
         await asyncio.gather(*(w.close(timeout) for w in self.workers))
         self.workers = []
 

@@ -31,7 +31,7 @@ from scrapy.utils.misc import load_object
 from scrapy_templates.crawl.state import CrawlState, thresholds
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.page import Page, PageError, parse_page
-from scrapy_templates.sites import BUILTIN_SITES, SiteFunction, page_id
+from scrapy_templates.sites import BUILTIN_SITES, LinkTargets, SiteFunction, page_id
 from scrapy_templates.store.base import Observation, StoreError
 from scrapy_templates.templates.decide import main_region, mark_pagelets, spare_region_content
 from scrapy_templates.templates.region import in_region, is_navigation
@@ -97,6 +97,7 @@ class TemplatePipeline:
         self.urls = UrlRules.of(crawler)
         self._bootstraps: dict[str, asyncio.Future[None]] = {}
         self._main_paths: dict[str, str | None] = {}
+        self._targets = LinkTargets()
         self._logged_reasons: set[str] = set()
 
     @classmethod
@@ -350,11 +351,12 @@ class TemplatePipeline:
         the links of its content blocks become anchor evidence for the pages they name."""
         anchors = self.state.anchors(site)
         pagelets = page.pagelets
+        target = self._targets.resolver(page.url)
         for pagelet, flag in zip(pagelets, flags, strict=True):
             if not flag:
                 for href, text in zip(pagelet.hrefs, pagelet.anchors, strict=True):
                     if " " in text:
-                        anchors.add(page_id(urljoin(page.url, href)), text)
+                        anchors.add(target(href), text)
         anchor = anchors.get(page_id(page.url))
         blocks = page.blocks(i for i, f in enumerate(flags) if not f) if anchor else []
         return choose_title(anchor, blocks, page.h1, page.title)

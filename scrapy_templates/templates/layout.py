@@ -22,6 +22,8 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import mul
 
 Vector = dict[str, float]
 
@@ -30,27 +32,30 @@ def _norm(vector: Mapping[str, float]) -> float:
     return math.sqrt(sum(v * v for v in vector.values()))
 
 
-def cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
-    if len(a) > len(b):
-        a, b = b, a
-    dot = sum(v * b.get(k, 0.0) for k, v in a.items())
-    norms = _norm(a) * _norm(b)
-    return dot / norms if norms else 0.0
-
-
 @dataclass
 class Cluster:
-    """A layout cluster: the sum of its members' unit vectors (the centroid's direction) and
-    its size."""
+    """A layout cluster: the sum of its members' unit vectors (the centroid's direction), its
+    squared length (kept as members join, so a comparison walks the page's terms only) and its
+    size."""
 
     ident: int
     total: Vector = field(default_factory=dict)
     pages: int = 0
+    square: float = 0.0
 
     def add(self, vector: Mapping[str, float]) -> None:
         self.pages += 1
+        total = self.total
         for term, weight in vector.items():
-            self.total[term] = self.total.get(term, 0.0) + weight
+            old = total.get(term, 0.0)
+            total[term] = new = old + weight
+            self.square += new * new - old * old
+
+    def cosine(self, vector: Mapping[str, float], norm: float) -> float:
+        """Cosine of the centroid and ``vector`` (whose length is ``norm``)."""
+        dot = sum(map(mul, vector.values(), map(self.total.get, vector, repeat(0.0))))
+        norms = norm * math.sqrt(max(self.square, 0.0))
+        return dot / norms if norms else 0.0
 
 
 @dataclass
@@ -80,8 +85,9 @@ class SiteLayouts:
 
     def nearest(self, vector: Mapping[str, float]) -> tuple[Cluster | None, float]:
         best, best_sim = None, -1.0
+        norm = _norm(vector)
         for cluster in self.clusters:
-            sim = cosine(vector, cluster.total)
+            sim = cluster.cosine(vector, norm)
             if sim > best_sim:
                 best, best_sim = cluster, sim
         return best, best_sim

@@ -68,7 +68,12 @@ def choose_title(
         weight_a = _weight(wa)
         best, best_sim = "", 0.0
         for text in blocks:
-            wb = words(text[:300], _WORDS)
+            head = text[:300]
+            lowered = head.lower()
+            # A block holding none of the anchor's words as a substring shares none of them.
+            if not any(word in lowered for word in vocabulary):
+                continue
+            wb = words(head, _WORDS)
             # The words of the block that the anchor has bound the common subsequence: most
             # blocks share too few to win, and skip the quadratic comparison (the first test
             # needs no weight of the block: its total is at least ``weight_a + shared``).

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
+import re
 from typing import Any
 
 import pytest
@@ -398,3 +400,54 @@ async def test_a_sections_standing_sentence_in_the_main_region_stays_content() -
         await mark_all(make_pipeline(TEMPLATES_LAYOUT=False, TEMPLATES_REGION_MIN_SHARE=0), items)
     )[-1]
     assert "complete list of releases" not in strict["content_text"]
+
+
+def demo_items() -> list[dict[str, Any]]:
+    """The demo site's home and category pages, then the articles they link to, at the URLs
+    they link to (so anchor texts name them)."""
+    from demo.site import CATEGORIES, render
+
+    paths = ["/", *(f"/category/{c}/" for c in CATEGORIES)]
+    linked = [re.findall(r'href="(/articles/[^"]+sid=[^"]+)"', render(p)[1]) for p in paths]
+    paths += list(dict.fromkeys(href for hrefs in linked for href in hrefs))[:40]
+    return [{"url": f"http://demo.test{p}", "html": render(p)[1]} for p in paths]
+
+
+async def test_a_parse_worker_gives_the_items_parsing_here_gives() -> None:
+    here = make_pipeline(TEMPLATES_PARSE_WORKERS=0)
+    there = make_pipeline(TEMPLATES_PARSE_WORKERS=1)
+    expected = await mark_all(here, demo_items())
+    got = await mark_all(there, demo_items())
+    assert got == expected
+    assert any(i["templates"].get("title_from") == "anchor" for i in got)
+    assert any(p["template"] for i in got for p in i["pagelets"])
+    assert there.stats is not None and here.stats is not None
+    assert there.stats.get_value("templates/parse_workers/pages") == len(got)
+    assert here.stats.get_value("templates/parse_workers/pages") is None
+
+
+async def test_pages_a_dead_worker_held_are_parsed_here() -> None:
+    pipeline = make_pipeline(TEMPLATES_PARSE_WORKERS=1)
+    await pipeline.open_spider()
+    assert pipeline.workers is not None
+    for worker in pipeline.workers.workers:
+        worker.process.kill()
+    items = demo_items()[:5]
+    out = [await pipeline.process_item(item) for item in items]
+    await pipeline.close_spider()
+    assert all("pagelets" in item and "reason" not in item["templates"] for item in out)
+    assert pipeline.stats is not None
+    assert pipeline.stats.get_value("templates/parse_workers/fallbacks", 0) >= 1
+    assert pipeline.stats.get_value("templates/parse_workers/lost") >= 1
+
+
+def test_parse_workers_default_to_one_on_more_than_one_cpu(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert make_pipeline().workers is not None
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert make_pipeline().workers is None
+    assert make_pipeline(TEMPLATES_PARSE_WORKERS=2).workers.size == 2  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="TEMPLATES_PARSE_WORKERS"):
+        make_pipeline(TEMPLATES_PARSE_WORKERS="many")

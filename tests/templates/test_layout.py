@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import pytest
 
-from scrapy_templates.templates.layout import SiteLayouts, cosine
+from scrapy_templates.templates.layout import Cluster, SiteLayouts
 
 SHARED = ["body/header", "body/nav/ul", "body/footer/p", "body/footer/ul"]
 ARTICLE = [*SHARED, "body/main/h1", "body/main/article", "body/main/article", "body/aside/ol"]
@@ -14,10 +15,16 @@ LISTING = [*SHARED, "body/main/h1", "body/main/ul.results", "body/main/div.pager
 NO_RESULTS = [*SHARED, "body/main/h1", "body/main/p.empty", "body/main/form"]
 
 
-def test_cosine() -> None:
-    assert cosine({"a": 1.0}, {"a": 2.0}) == pytest.approx(1.0)
-    assert cosine({"a": 1.0}, {"b": 1.0}) == 0.0
-    assert cosine({}, {"a": 1.0}) == 0.0
+def test_cluster_cosine_uses_the_length_kept_as_members_join() -> None:
+    cluster = Cluster(0)
+    members = [{"a": 0.6, "b": 0.8}, {"a": 1.0}, {"b": 0.6, "c": 0.8}]
+    for vector in members:
+        cluster.add(vector)
+    length = math.sqrt(sum(w * w for w in cluster.total.values()))
+    assert math.sqrt(cluster.square) == pytest.approx(length)
+    assert cluster.cosine({"a": 2.0}, 2.0) == pytest.approx(cluster.total["a"] / length)
+    assert cluster.cosine({"d": 1.0}, 1.0) == 0.0
+    assert Cluster(1).cosine({"a": 1.0}, 1.0) == 0.0
 
 
 def test_page_types_sharing_header_and_footer_fall_into_their_own_clusters() -> None:
