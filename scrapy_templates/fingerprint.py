@@ -163,9 +163,13 @@ _window_hashes = _WindowHashCache().lookup
 
 
 def _combine(hashes: np.ndarray, weights: np.ndarray, total: int) -> int:
-    """Weighted bit majority of 64-bit hashes, packed most significant bit first."""
+    """Weighted bit majority of 64-bit hashes, packed most significant bit first.
+
+    The weighted column sums are an ``einsum`` over 32-bit integers (a page has far fewer
+    than 2³¹ windows): a float matrix product would go to BLAS, whose threads spin on
+    another core after every call and cost several times the work itself."""
     bits = np.unpackbits(hashes.astype(">u8").view(np.uint8)).reshape(-1, 64)
-    sums = weights.astype(np.float64) @ bits.astype(np.float64)
+    sums = np.einsum("i,ij->j", weights.astype(np.int32), bits.astype(np.int32))
     packed = np.packbits(sums > total / 2)
     return int.from_bytes(packed.tobytes(), "big")
 
