@@ -352,12 +352,14 @@ class TemplatePipeline:
         anchors = self.state.anchors(site)
         pagelets = page.pagelets
         target = self._targets.resolver(page.url)
+        own = page_id(page.url)
         for pagelet, flag in zip(pagelets, flags, strict=True):
             if not flag:
                 for href, text in zip(pagelet.hrefs, pagelet.anchors, strict=True):
-                    if " " in text:
-                        anchors.add(target(href), text)
-        anchor = anchors.get(page_id(page.url))
+                    # a link to a part of this page ("#usage") does not name the page
+                    if " " in text and (linked := target(href)) != own:
+                        anchors.add(linked, text)
+        anchor = anchors.get(own)
         blocks = page.blocks(i for i, f in enumerate(flags) if not f) if anchor else []
         return choose_title(anchor, blocks, page.h1, page.title)
 

@@ -451,3 +451,18 @@ def test_parse_workers_default_to_one_on_more_than_one_cpu(
     assert make_pipeline(TEMPLATES_PARSE_WORKERS=2).workers.size == 2  # type: ignore[union-attr]
     with pytest.raises(ValueError, match="TEMPLATES_PARSE_WORKERS"):
         make_pipeline(TEMPLATES_PARSE_WORKERS="many")
+
+
+async def test_links_to_parts_of_the_page_itself_do_not_name_it() -> None:
+    toc = (
+        '<ul><li><a href="#usage">Usage of the tool</a></li>'
+        '<li><a href="#opts">All the options</a></li></ul>'
+    )
+    html = (
+        f"<html><head><title>tool(1)</title></head><body>{NAV}<main><h1>The tool manual</h1>"
+        f"{toc}<h2 id=usage>Usage of the tool</h2><p>{STORIES[2]}</p>"
+        f"<h2 id=opts>All the options</h2><p>{STORIES[3]}</p></main></body></html>"
+    )
+    out = await mark_all(make_pipeline(), [{"url": "http://site.test/tool.html", "html": html}])
+    info = out[0]["templates"]
+    assert (info["title"], info["title_from"]) == ("The tool manual", "h1")
