@@ -561,11 +561,12 @@ class UrlRules:
                 logger.warning("scrapy-templates: URL samples of %s not stored (%s)", site, exc)
                 continue
             self._inc("templates/urls/samples", len(batch))
-            # early on, relearn as the sample grows by a tenth (at least 5); later every learn_every
-            step = min(self.learn_every, max(5, host.learned_at // 10))
-            due = host.offered >= self.min_samples and (
-                not host.has_rules or host.offered - host.learned_at >= step
-            )
+            # early on, relearn as the sample grows by a tenth (at least 5 samples, or 1 while
+            # the host has no rules: its first rules end the learning window); later every
+            # learn_every. A host that never gets rules is not relearned on every page.
+            floor = 5 if host.has_rules else 1
+            step = min(self.learn_every, max(floor, host.learned_at // 10))
+            due = host.offered >= self.min_samples and host.offered - host.learned_at >= step
             if due:
                 self.relearn(site)
 

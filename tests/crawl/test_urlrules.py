@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from scrapy.utils.test import get_crawler
 
-from scrapy_templates.crawl.urlrules import decode_sample, encode_sample
+from scrapy_templates.crawl.state import CrawlState
+from scrapy_templates.crawl.urlrules import UrlRules, decode_sample, encode_sample
+from scrapy_templates.settings import DEFAULTS
 from scrapy_templates.urlnorm.clusters import Sample
 
 _hex = st.text("0123456789abcdef", min_size=16, max_size=16)
@@ -47,3 +50,20 @@ def test_stored_form_is_compact_and_old_objects_still_read() -> None:
 def test_foreign_values_are_refused(bad: str) -> None:
     with pytest.raises(ValueError):
         decode_sample("h.test", bad)
+
+
+async def test_a_host_without_rules_is_relearned_as_its_sample_grows_not_on_every_page() -> None:
+    crawler = get_crawler(settings_dict=dict(DEFAULTS))
+    crawler.stats.open_spider()
+    state = CrawlState.of(crawler)
+    await state.open()
+    rules = UrlRules.of(crawler)
+    rules.attach(state.store, state.owner)
+    for i in range(200):  # distinct pages: no duplicates, so never any rule
+        rules.add_page(f"http://distinct.test/p{i}", simhash=i * 0x9E3779B1, text_hash=f"h{i}")
+        await rules.flush()
+        await rules.wait_learning()
+    runs = crawler.stats.get_value("templates/urls/learn_count")
+    assert all(not ruleset.rules for ruleset in rules.rulesets())
+    # first at 20 samples, then as the sample grows by a tenth: not 180 runs, one per page
+    assert 10 <= runs <= 40
