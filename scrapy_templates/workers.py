@@ -223,8 +223,10 @@ class WorkerPool:
                 stdout=asyncio.subprocess.PIPE,
                 env=env,
             )
-        except OSError as exc:
-            logger.warning("scrapy-templates: could not start a parse worker: %s", exc)
+        except (OSError, NotImplementedError) as exc:
+            # NotImplementedError: an event loop without subprocesses (a selector loop on
+            # Windows); pages are then parsed in the crawl's thread
+            logger.warning("scrapy-templates: could not start a parse worker: %r", exc)
             return None
         self.started += 1
         return _Worker(process)

@@ -162,3 +162,18 @@ def test_wire_frames_are_length_prefixed_pickles() -> None:
     frame = _frame(("x", 1))
     assert int.from_bytes(frame[:4], "little") == len(frame) - 4
     assert pickle.loads(frame[4:]) == ("x", 1)
+
+
+async def test_a_worker_that_cannot_start_leaves_an_empty_pool(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def no_subprocesses(*args: object, **kwargs: object) -> None:
+        raise NotImplementedError
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", no_subprocesses)
+    pool = WorkerPool(1)
+    await pool.start()
+    assert pool.workers == [] and "could not start a parse worker" in caplog.text
+    with pytest.raises(WorkerUnavailable, match="no parse worker"):
+        await pool.parse(HTML, "http://s/p", ParseOptions())
+    await pool.close()
