@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import pickle
 import signal
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -26,6 +28,16 @@ HTML = f"""<html><head><title>A page</title><link rel="canonical" href="/c"></he
 <div class="inner"><p>Inner text one.</p><p>Inner text two.</p></div>
 <ul class="more">{LINKS}</ul></div>
 <footer>© Example 2024</footer></body></html>"""
+
+
+@contextlib.asynccontextmanager
+async def running(size: int = 1, max_restarts: int = 3) -> AsyncIterator[WorkerPool]:
+    pool = WorkerPool(size, max_restarts)
+    await pool.start()
+    try:
+        yield pool
+    finally:
+        await pool.close()
 
 
 def same_page(a: Page, b: Page) -> None:
@@ -58,9 +70,7 @@ def test_serve_answers_pages_and_page_errors_in_order() -> None:
 
 
 async def test_a_worker_parses_as_the_crawl_thread_would() -> None:
-    pool = WorkerPool(1)
-    await pool.start()
-    try:
+    async with running(1) as pool:
         here = parse_page(HTML, "http://s/p")
         main_path = "body/div#main/div.inner/p"
         options = ParseOptions(main_path=main_path, blocks=True)
@@ -77,17 +87,11 @@ async def test_a_worker_parses_as_the_crawl_thread_would() -> None:
         # another question needs the elements: none came back, and no way to parse again
         with pytest.raises(Detached):
             there.text_below(index, "body/div#main/div.inner/span")
-    finally:
-        await pool.close()
 
 
 async def test_a_detached_page_parses_again_when_asked_what_it_does_not_hold() -> None:
-    pool = WorkerPool(1)
-    await pool.start()
-    try:
+    async with running(1) as pool:
         page = await pool.parse(HTML, "http://s/p", ParseOptions())
-    finally:
-        await pool.close()
     reloads = []
 
     def reload() -> Page:
@@ -103,9 +107,7 @@ async def test_a_detached_page_parses_again_when_asked_what_it_does_not_hold() -
 
 
 async def test_page_errors_come_back_with_their_reason() -> None:
-    pool = WorkerPool(1)
-    await pool.start()
-    try:
+    async with running(1) as pool:
         with pytest.raises(PageError) as caught:
             await pool.parse("   ", "http://s/empty", ParseOptions())
         assert caught.value.reason == "empty"
@@ -116,14 +118,10 @@ async def test_page_errors_come_back_with_their_reason() -> None:
         # the worker goes on after an error
         page = await pool.parse(HTML, "http://s/p", ParseOptions())
         assert page.title == "A page"
-    finally:
-        await pool.close()
 
 
 async def test_many_pages_in_flight_each_get_their_own_answer() -> None:
-    pool = WorkerPool(2)
-    await pool.start()
-    try:
+    async with running(2) as pool:
         pages = [HTML.replace("The heading", f"Heading {i}") for i in range(40)]
         answers = await asyncio.gather(
             *(pool.parse(html, f"http://s/{i}", ParseOptions()) for i, html in enumerate(pages))
@@ -131,14 +129,10 @@ async def test_many_pages_in_flight_each_get_their_own_answer() -> None:
         assert [a.h1 for a in answers] == [f"Heading {i}" for i in range(40)]
         assert [a.url for a in answers] == [f"http://s/{i}" for i in range(40)]
         assert pool.started == 2
-    finally:
-        await pool.close()
 
 
 async def test_a_dead_worker_fails_its_pages_and_is_replaced() -> None:
-    pool = WorkerPool(1, max_restarts=1)
-    await pool.start()
-    try:
+    async with running(1, max_restarts=1) as pool:
         first = pool.workers[0]
         await pool.parse(HTML, "http://s/p", ParseOptions())
         first.process.send_signal(signal.SIGKILL)
@@ -154,8 +148,6 @@ async def test_a_dead_worker_fails_its_pages_and_is_replaced() -> None:
         await asyncio.wait_for(pool.workers[0].reader, 10)
         with pytest.raises(WorkerUnavailable, match="no parse worker"):
             await pool.parse(HTML, "http://s/s", ParseOptions())
-    finally:
-        await pool.close()
 
 
 def test_wire_frames_are_length_prefixed_pickles() -> None:
