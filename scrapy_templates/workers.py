@@ -21,6 +21,7 @@ import contextlib
 import logging
 import os
 import pickle
+import signal
 import struct
 import sys
 from dataclasses import dataclass
@@ -265,7 +266,10 @@ class WorkerPool:
 
 def main() -> None:
     """Serve on stdin / stdout; anything else that writes to stdout goes to stderr instead, so
-    it cannot corrupt the replies."""
+    it cannot corrupt the replies. Ctrl-C reaches the whole process group: the worker leaves
+    it to the crawl, which shuts down gracefully with the pages in flight and then closes the
+    worker's input."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     serve(sys.stdin.buffer, replies)

@@ -169,3 +169,11 @@ async def test_a_worker_that_cannot_start_leaves_an_empty_pool(
     with pytest.raises(WorkerUnavailable, match="no parse worker"):
         await pool.parse(HTML, "http://s/p", ParseOptions())
     await pool.close()
+
+
+async def test_ctrl_c_is_left_to_the_crawl() -> None:
+    async with running(1) as pool:
+        await pool.parse(HTML, "http://s/p", ParseOptions())  # started and serving
+        pool.workers[0].process.send_signal(signal.SIGINT)
+        page = await asyncio.wait_for(pool.parse(HTML, "http://s/q", ParseOptions()), 10)
+        assert page.url == "http://s/q" and pool.started == 1
