@@ -169,7 +169,8 @@ class Page:
         """Texts of the heading, paragraph, list-item and link elements inside the pagelets
         at ``indexes`` (Webstemmer's layout blocks, finer than pagelets), at most ``limit``
         (no more than :data:`BLOCK_LIMIT`). A detached page answers when it was detached with
-        its blocks, else raises :class:`Detached`."""
+        its blocks; without them it parses again with :attr:`reload`, or raises
+        :class:`Detached` when it has none."""
         if self.detached and self.block_texts is None:
             self._attach("blocks")
         out: list[str] = []

@@ -226,12 +226,13 @@ class TemplatePipeline:
                 logger.debug("scrapy-templates: parsing %s here: %s", url, exc)
             else:
                 self._inc("templates/parse_workers/pages")
-                page.reload = functools.partial(self._reparse, html, url)
+                page.reload = functools.partial(self._parse_here, html, url, reparse=True)
                 return page
-        return parse_page(html, url, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags)
+        return self._parse_here(html, url)
 
-    def _reparse(self, html: str | bytes, url: str) -> Page:
-        self._inc("templates/parse_workers/reparses")
+    def _parse_here(self, html: str | bytes, url: str, *, reparse: bool = False) -> Page:
+        if reparse:
+            self._inc("templates/parse_workers/reparses")
         return parse_page(html, url, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags)
 
     async def _observe(
