@@ -24,6 +24,7 @@ stand for the common subsequence: a sample is one integer and a comparison one A
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -122,6 +123,10 @@ def block_keys(paths: Sequence[str]) -> list[BlockKey]:
 class BlockSamples:
     """A bounded reservoir of one block's samples and its DiffScore over them.
 
+    Once full, the reservoir draws how many pages to skip before the next replacement (Li's
+    Algorithm L) instead of rolling a die on every page: a page that keeps what the reservoir
+    has costs one comparison, and the samples are still a uniform draw of the pages.
+
     The score sums Webstemmer's terms over the ring of neighbouring samples (each sample
     with the next, the last with the first) rather than over all pairs: as many pairs as
     samples, each sample in two. A pair's term is computed once, when a score is first asked
@@ -135,6 +140,9 @@ class BlockSamples:
     _next_id: int = 0
     _score: float | None = None
     _scored: bool = False
+    _varies: bool = False
+    _w: float = 1.0
+    _due: int = 0
 
     def offer(self, rng: random.Random) -> int | None:
         """Count one more page holding the block; the reservoir slot its text goes to, or
@@ -142,9 +150,20 @@ class BlockSamples:
         self.pages += 1
         if len(self.samples) < self.size:
             self.samples.append((-1, None, 0, 0))
+            if len(self.samples) == self.size:
+                self._draw_due(rng)
             return len(self.samples) - 1
-        slot = rng.randrange(self.pages)
-        return slot if slot < self.size else None
+        if self.pages < self._due:
+            return None
+        self._draw_due(rng)
+        return rng.randrange(self.size)
+
+    def _draw_due(self, rng: random.Random) -> None:
+        """The page of the next replacement (Algorithm L: the skip is geometric, its rate
+        shrinking as the reservoir's pages grow)."""
+        self._w *= math.exp(math.log(1.0 - rng.random()) / self.size)
+        skip = math.floor(math.log(1.0 - rng.random()) / math.log1p(-self._w)) if self._w < 1 else 0
+        self._due = self.pages + skip + 1
 
     def store(self, slot: int, text: Words) -> None:
         """Keep a sample of the block's words in ``slot``."""
@@ -155,12 +174,13 @@ class BlockSamples:
         self.samples[slot] = (self._next_id, evidence, self.comparison.weight(evidence), hash(text))
         self._next_id += 1
         self._scored = False
+        self._varies = len({key for _, _, _, key in self.samples}) > 1
 
     @property
     def varies(self) -> bool:
         """Whether the sampled copies differ at all (digits included): identical copies are
         exact counting's to judge, with its site-wide share."""
-        return len({key for _, _, _, key in self.samples}) > 1
+        return self._varies
 
     def diff_score(self) -> float | None:
         """0 when every sampled copy is the same text, 1 when no two share a word; ``None``
