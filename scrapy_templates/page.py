@@ -275,18 +275,22 @@ def _clean(text: str) -> str:
     return " ".join(text.split())
 
 
-def _link_counts(root: lxml.etree._Element) -> dict[lxml.etree._Element, int]:
-    """Hyperlinks held by each element that holds one, counted by walking up from each anchor."""
+def _holding(root: lxml.etree._Element, k: int) -> set[lxml.etree._Element]:
+    """The elements that hold at least ``k`` hyperlinks, counted by walking up from each
+    anchor. A walk stops at an element already known to hold ``k``: its ancestors hold as
+    many, so their exact counts are never needed."""
     counts: dict[lxml.etree._Element, int] = {}
+    holding: set[lxml.etree._Element] = set()
     for anchor in root.iter("a"):
         if anchor.get("href") is None:
             continue
-        counts[anchor] = counts.get(anchor, 0) + 1
-        for anc in anchor.iterancestors():
-            counts[anc] = counts.get(anc, 0) + 1
-            if anc is root:
-                break
-    return counts
+        el: lxml.etree._Element | None = anchor
+        while el is not None and el not in holding:
+            n = counts[el] = counts.get(el, 0) + 1
+            if n >= k:
+                holding.add(el)
+            el = None if el is root else el.getparent()
+    return holding
 
 
 def _anchor_text(anchor: lxml.etree._Element) -> str:
@@ -310,7 +314,7 @@ def partition(
     page text (computed in the same pass as the pagelet fingerprints)."""
     # The root step is the bare tag: a body's class or id usually names the page type
     # ("manpage", "single-post"), which would split one site's paths at the first step.
-    split = {el.getparent() for el, n in _link_counts(root).items() if n >= k}
+    split = {el.getparent() for el in _holding(root, k)}
     found: list[tuple[str, str, tuple[str, ...], tuple[int, ...], tuple[str, ...]]] = []
     elements: list[lxml.etree._Element] = []
     loose: list[str] = []
