@@ -7,8 +7,8 @@
    content hash, rel=canonical) and thus duplicate clusters from page content — the ground
    truth. Rules are learned from a random half of the URLs and applied to all of them, next to
    ``w3lib.url.canonicalize_url``, ``courlan.normalize_url`` and the identity. Sites: the demo
-   site and Trac (``pip install Trac``; a fresh environment is created and served with
-   ``tracd`` on localhost; the crawl stops at 800 pages).
+   site and Trac (``pip install Trac``; a fresh environment with 60 tickets is created and
+   served with ``tracd`` on localhost; the crawl stops at 800 pages).
 2. Crawl: the demo crawl with and without the add-on, ``--rounds`` times; duplicate downloads
    are items whose page (the demo site's own ``page_key``) was already downloaded.
 3. Speed: ``RuleSet.apply`` per URL against ``canonicalize_url`` on the same URLs, and the time
@@ -57,9 +57,51 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _add_tickets(env_path: Path, n: int = 60, seed: int = 5) -> None:
+    """Fill the environment with ``n`` tickets of varied status, owner, milestone, version and
+    keywords. Without tickets every report and query of a fresh environment shows the same
+    empty list, so the crawl would teach that a query's filters do not matter."""
+    from trac.env import Environment
+    from trac.ticket.model import Ticket
+
+    rng = random.Random(seed)
+    words = [
+        "crash",
+        "login",
+        "search",
+        "export",
+        "import",
+        "render",
+        "cache",
+        "timeout",
+        "unicode",
+        "upload",
+    ]
+    people = ["alice", "bob", "carol", "dave", "erin"]
+    env = Environment(str(env_path))
+    for i in range(n):
+        ticket = Ticket(env)
+        ticket["summary"] = f"{' '.join(rng.sample(words, 3)).capitalize()} ({i + 1})"
+        ticket["description"] = " ".join(rng.choices(words, k=30))
+        ticket["reporter"] = rng.choice(people)
+        ticket["owner"] = rng.choice(people)
+        ticket["type"] = rng.choice(["defect", "enhancement", "task"])
+        ticket["priority"] = rng.choice(["blocker", "critical", "major", "minor", "trivial"])
+        ticket["component"] = rng.choice(["component1", "component2"])
+        ticket["milestone"] = rng.choice(["milestone1", "milestone2", "milestone3", ""])
+        ticket["version"] = rng.choice(["1.0", "2.0", ""])
+        ticket["keywords"] = " ".join(rng.sample(["firefox", "opera", "safari", "mobile"], 2))
+        ticket["status"] = rng.choice(["new", "assigned", "accepted", "closed"])
+        if ticket["status"] == "closed":
+            ticket["resolution"] = rng.choice(["fixed", "duplicate", "wontfix", "invalid"])
+        ticket.insert()
+    env.shutdown()
+
+
 @contextmanager
 def trac_site() -> Any:
-    """A fresh Trac environment served by tracd on a free port; yields the wiki URL."""
+    """A fresh Trac environment with tickets (:func:`_add_tickets`), served by tracd on a free
+    port; yields the wiki URL."""
     env = OUT / "trac-env"
     if env.exists():
         shutil.rmtree(env)
@@ -69,6 +111,7 @@ def trac_site() -> Any:
         check=True,
         stdout=subprocess.DEVNULL,
     )
+    _add_tickets(env)
     port = _free_port()
     proc = subprocess.Popen(
         ["tracd", "--port", str(port), "--hostname", "127.0.0.1", str(env)],
