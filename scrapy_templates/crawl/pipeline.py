@@ -202,7 +202,7 @@ class TemplatePipeline:
             self._skip(adapter, "store-error", str(exc))
             return
         self.state.new_pages[site] = self.state.new_pages.get(site, 0) + 1
-        content_hash = self._write(adapter, site, page, fingerprints, obs)
+        content_hash = self._write(adapter, site, pid, page, fingerprints, obs)
         self.urls.add_page(url, page.simhash, content_hash)
         await self.urls.flush()
 
@@ -255,11 +255,13 @@ class TemplatePipeline:
         self,
         adapter: ItemAdapter,
         site: str,
+        pid: str,
         page: Page,
         fingerprints: list[int],
         obs: Observation,
     ) -> str | None:
-        """Set the marks on the item; returns the hash of its content text."""
+        """Set the marks on the item (``pid``: its page id); returns the hash of its content
+        text."""
         support = dict(
             zip(fingerprints, obs.components if self.use_components else obs.counts, strict=True)
         )
@@ -282,7 +284,7 @@ class TemplatePipeline:
             ]
             flags = [f or s for f, s in zip(flags, static, strict=True)]
         kept = self._content(site, page, flags)
-        title, title_from = self._title(site, page, flags)
+        title, title_from = self._title(site, pid, page, flags)
         marks = []
         content = []
         template_chars = total_chars = 0
@@ -347,13 +349,13 @@ class TemplatePipeline:
             del adapter[self.html_field]
         return content_hash
 
-    def _title(self, site: str, page: Page, flags: list[bool]) -> tuple[str, str]:
-        """The page's title (Webstemmer's anchor-text match, ``<h1>`` / ``<title>`` fallback);
+    def _title(self, site: str, own: str, page: Page, flags: list[bool]) -> tuple[str, str]:
+        """The title of the page ``own`` (its page id): Webstemmer's anchor-text match, ``<h1>`` /
+        ``<title>`` fallback;
         the links of its content blocks become anchor evidence for the pages they name."""
         anchors = self.state.anchors(site)
         pagelets = page.pagelets
         target = self._targets.resolver(page.url)
-        own = page_id(page.url)
         for pagelet, flag in zip(pagelets, flags, strict=True):
             if not flag:
                 for href, text in zip(pagelet.hrefs, pagelet.anchors, strict=True):
