@@ -350,9 +350,9 @@ class TemplatePipeline:
         return content_hash
 
     def _title(self, site: str, own: str, page: Page, flags: list[bool]) -> tuple[str, str]:
-        """The title of the page ``own`` (its page id): Webstemmer's anchor-text match, ``<h1>`` /
-        ``<title>`` fallback;
-        the links of its content blocks become anchor evidence for the pages they name."""
+        """The title of the page ``own`` (its page id): Webstemmer's anchor-text match, with the
+        ``<h1>`` / ``<title>`` fallback. The links of its content blocks become anchor evidence
+        for the pages they name."""
         anchors = self.state.anchors(site)
         pagelets = page.pagelets
         target = self._targets.resolver(page.url)
