@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scrapy_templates.compiled import compiled
+
 _ALPHA = re.compile(r"[^\W_]+")
 # The simhash package's notion of a letter: word characters plus CJK ideographs.
 _SIMHASH_LETTERS = re.compile(r"[\w\u4e00-\u9fcc]+")
@@ -54,6 +56,11 @@ _IS_DIGIT = np.zeros(0x110000, dtype=bool)
 _IS_DIGIT[[i for i in np.flatnonzero(_IS_ALPHA).tolist() if _CODE_POINTS[i].isdigit()]] = True
 _IS_LETTER_ONLY = _IS_ALPHA & ~_IS_DIGIT
 del _CODE_POINTS
+_compiled = compiled("_fingerprint")
+# The tables as bytes, for the compiled path.
+_ALPHA_BYTES = _IS_ALPHA.view(np.uint8)
+_DIGIT_BYTES = _IS_DIGIT.view(np.uint8)
+_SIMHASH_LETTER_BYTES = _IS_SIMHASH_LETTER.view(np.uint8)
 
 
 def normalise(text: str) -> str:
@@ -80,13 +87,27 @@ def text_fingerprints(texts: list[str]) -> TextFingerprints:
     that contain digits (0 otherwise): it makes "Last updated 2024-05-31 10:02" and "Last
     updated 2024-06-02 09:12" one pattern. The simhash is :func:`simhash` of the texts joined
     (separators are not letters, so how they are joined does not matter). All of it comes from
-    one lowercased code-point array, which is why this takes the whole list.
+    one pass over the lowercased code points, which is why this takes the whole list; the
+    compiled module makes that pass when it was built (same values).
     """
     lowered = "".join(texts).lower()
+    lengths = [len(t) for t in texts]
+    if len(lowered) != sum(lengths):  # lowercasing lengthened a character ("İ")
+        lengths = [len(t.lower()) for t in texts]
+    if _compiled is None:
+        return numpy_fingerprints(lowered, lengths)
+    exact, patterns, value = _compiled.fingerprints(
+        lowered, lengths, _ALPHA_BYTES, _DIGIT_BYTES, _SIMHASH_LETTER_BYTES, _md5_tail
+    )
+    return TextFingerprints(exact, patterns, simhash(lowered) if value is None else value)
+
+
+def numpy_fingerprints(lowered: str, lengths: list[int]) -> TextFingerprints:
+    """:func:`text_fingerprints` of the texts whose lowercased concatenation is ``lowered``
+    (``lengths`` code points each), with numpy: the path without the compiled module."""
     units = np.frombuffer(lowered.encode("utf-32-le"), dtype="<u4")
-    lengths = np.array([len(t) for t in texts], dtype=np.int64)
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
+    ends = np.cumsum(np.array(lengths, dtype=np.int64))
+    starts = ends - np.array(lengths, dtype=np.int64)
     exact = _hash_slices(units, _IS_ALPHA[units], starts, ends, b"exact", None)
     digits_before = np.concatenate(([0], np.cumsum(_IS_DIGIT[units])))
     with_digits = (digits_before[ends] > digits_before[starts]).tolist()

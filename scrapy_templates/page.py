@@ -21,6 +21,7 @@ from urllib.parse import urljoin
 import lxml.etree
 from w3lib.encoding import html_to_unicode
 
+from scrapy_templates.compiled import compiled
 from scrapy_templates.fingerprint import text_fingerprints
 
 _INVISIBLE = ("script", "style", "noscript", "template", "head", "iframe", "object")
@@ -75,6 +76,11 @@ _TITLE_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "dt", "td", "a",
 _PARSER = lxml.etree.HTMLParser(
     encoding="utf-8", recover=True, remove_comments=True, remove_pis=True
 )
+_walk = compiled("_walk")
+if _walk is not None:
+    _walk.set_block_tags(BLOCK_TAGS)
+
+_Found = tuple[str, str, tuple[str, ...], tuple[int, ...], tuple[str, ...]]
 
 
 class Detached(LookupError):
@@ -159,10 +165,7 @@ class Page:
             ]
             if not level:
                 return None
-        texts = (
-            _clean(lxml.etree.tostring(el, method="text", encoding="unicode", with_tail=False))
-            for el in level
-        )
+        texts = (_visible_text(el) for el in level)
         return "\n".join(t for t in texts if t) or None
 
     def blocks(self, indexes: Iterable[int], limit: int = BLOCK_LIMIT) -> list[str]:
@@ -275,6 +278,13 @@ def _clean(text: str) -> str:
     return " ".join(text.split())
 
 
+def _visible_text(el: lxml.etree._Element) -> str:
+    """Text of ``el`` (not its tail), white space collapsed, a block element's end a break."""
+    if _walk is not None:
+        return str(_walk.visible_text(el))
+    return _clean(lxml.etree.tostring(el, method="text", encoding="unicode", with_tail=False))
+
+
 def _holding(root: lxml.etree._Element, k: int) -> set[lxml.etree._Element]:
     """The elements that hold at least ``k`` hyperlinks, counted by walking up from each
     anchor. A walk stops at an element already known to hold ``k``: its ancestors hold as
@@ -311,11 +321,35 @@ def partition(
 ) -> tuple[list[Pagelet], list[lxml.etree._Element], int]:
     """Flat pagelet partition of ``root`` in document order (``000_…`` §3.1), with the
     element of each pagelet (the split element itself for loose text) and the simhash of the
-    page text (computed in the same pass as the pagelet fingerprints)."""
+    page text (computed in the same pass as the pagelet fingerprints). The compiled walk is
+    used when it was built; both give the same pagelets."""
+    if _walk is not None:
+        found, elements = _walk.partition(root, k)
+    else:
+        found, elements = python_partition(root, k)
+    fps = text_fingerprints([found_text for _, found_text, _, _, _ in found])
+    pagelets = [
+        Pagelet(path, text, hrefs, fp, pattern, position, anchors)
+        for (path, text, hrefs, position, anchors), fp, pattern in zip(
+            found, fps.exact, fps.patterns, strict=True
+        )
+    ]
+    return pagelets, elements, fps.simhash
+
+
+def python_partition(
+    root: lxml.etree._Element, k: int
+) -> tuple[list[_Found], list[lxml.etree._Element]]:
+    """The partition walk in Python: ``(path, text, hrefs, position, anchors)`` of each
+    pagelet and its element. Block ends are marked in the tree first (a newline at the start
+    of each block element's tail), so that lxml's text of an element breaks words there."""
+    for el in root.iter(*BLOCK_TAGS):
+        tail = el.tail
+        el.tail = "\n" + tail if tail else "\n"
     # The root step is the bare tag: a body's class or id usually names the page type
     # ("manpage", "single-post"), which would split one site's paths at the first step.
     split = {el.getparent() for el in _holding(root, k)}
-    found: list[tuple[str, str, tuple[str, ...], tuple[int, ...], tuple[str, ...]]] = []
+    found: list[_Found] = []
     elements: list[lxml.etree._Element] = []
     loose: list[str] = []
     # An explicit stack in document order (no recursive closure: a closure that refers to
@@ -352,22 +386,14 @@ def partition(
             todo.append(_Close(entry))
             stack.extend(reversed(todo))
             continue
-        text = _clean(lxml.etree.tostring(el, method="text", encoding="unicode", with_tail=False))
+        text = _visible_text(el)
         links = [a for a in el.iter("a") if a.get("href") is not None]
         if text or links:
             hrefs = tuple(a.get("href", "") for a in links)
             anchors = tuple(_anchor_text(a) for a in links)
             found.append((path, text, hrefs, position, anchors))
             elements.append(el)
-
-    fps = text_fingerprints([found_text for _, found_text, _, _, _ in found])
-    pagelets = [
-        Pagelet(path, text, hrefs, fp, pattern, position, anchors)
-        for (path, text, hrefs, position, anchors), fp, pattern in zip(
-            found, fps.exact, fps.patterns, strict=True
-        )
-    ]
-    return pagelets, elements, fps.simhash
+    return found, elements
 
 
 def parse_page(
@@ -402,9 +428,6 @@ def parse_page(
     h1 = _clean(" ".join(h1_el.itertext())) if h1_el is not None else ""
     canonical = _canonical(doc, url)
     lxml.etree.strip_elements(doc, *_INVISIBLE, with_tail=False)
-    for el in doc.iter(*BLOCK_TAGS):
-        tail = el.tail
-        el.tail = "\n" + tail if tail else "\n"
     body = doc.find("body")
     root = body if body is not None else doc
     pagelets, elements, page_simhash = partition(root, k)

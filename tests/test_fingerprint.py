@@ -9,6 +9,7 @@ from scrapy_templates.fingerprint import (
     _simhash_slow,
     hamming,
     normalise,
+    numpy_fingerprints,
     simhash,
     text_fingerprints,
 )
@@ -118,3 +119,33 @@ def test_no_texts_at_all() -> None:
     fps = text_fingerprints([])
     assert (fps.exact, fps.patterns) == ([], [])
     assert fps.simhash == simhash("")
+
+
+_ANY_TEXT = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(list("aZ9 .\n\xa0İßǅ٣½²日本𝔘😀_-")), st.characters(codec="utf-8")
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ANY_TEXT, max_size=8))
+def test_compiled_fingerprints_equal_numpy_ones(texts: list[str]) -> None:
+    compiled_ = text_fingerprints(texts)
+    lowered = "".join(texts).lower()
+    lengths = [len(t.lower()) for t in texts]
+    assert compiled_ == numpy_fingerprints(lowered, lengths)
+
+
+def test_compiled_simhash_on_a_long_page_equals_the_package() -> None:
+    # Thousands of distinct windows: the page table grows, most window hashes are new.
+    words = [f"w{chr(0x61 + i % 26)}{chr(0x61 + i // 26 % 26)}x{i}" for i in range(3000)]
+    text = " ".join(words)
+    assert text_fingerprints([text[:5000], text[5000:]]).simhash == Simhash(text).value
+
+
+def test_lowercasing_that_lengthens_a_text_keeps_each_fingerprint_its_own() -> None:
+    # "İ".lower() is two code points: the texts after it must not shift.
+    fps = text_fingerprints(["İİİ", "Menu", "Menu"])
+    assert fps.exact[1] == fps.exact[2] == text_fingerprints(["Menu"]).exact[0]

@@ -1,0 +1,226 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Pagelet fingerprints and the page simhash in one pass over the code points (compiled).
+
+Same values as the numpy path of :func:`scrapy_templates.fingerprint.text_fingerprints`; the
+character classes come from that module's tables, so both agree on what a letter is. Window
+hashes of the simhash are md5-derived as in the ``simhash`` package, kept in an open-addressing
+table across pages so that a window is hashed once per process.
+"""
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memset
+
+import hashlib
+
+_blake2b = hashlib.blake2b
+# No window key is 0 (a window holds four letters, none of them NUL): 0 marks a free slot.
+cdef enum:
+    _FREE = 0
+
+
+cdef struct _Entry:
+    uint64_t key
+    uint64_t value
+
+
+cdef struct _Table:
+    # Open addressing over 64-bit keys (0 marks a free slot), with the used slots in the
+    # order they were taken, so that walking or clearing the table costs its entries only.
+    _Entry* entries
+    size_t* taken
+    size_t mask
+    size_t used
+
+
+cdef int _table_init(_Table* t, size_t slots) except -1:
+    t.entries = <_Entry*>calloc(slots, sizeof(_Entry))
+    t.taken = <size_t*>malloc((slots // 2 + 1) * sizeof(size_t))
+    if t.entries is NULL or t.taken is NULL:
+        _table_free(t)
+        raise MemoryError()
+    t.mask = slots - 1
+    t.used = 0
+    return 0
+
+
+cdef void _table_free(_Table* t) noexcept nogil:
+    free(t.entries)
+    free(t.taken)
+    t.entries = NULL
+    t.taken = NULL
+
+
+cdef inline size_t _home(const _Table* t, uint64_t key) noexcept nogil:
+    return ((key * 0x9E3779B97F4A7C15ULL) >> 32) & t.mask
+
+
+cdef inline size_t _slot(const _Table* t, uint64_t key) noexcept nogil:
+    cdef size_t i = _home(t, key)
+    while t.entries[i].key != _FREE and t.entries[i].key != key:
+        i = (i + 1) & t.mask
+    return i
+
+
+cdef _Entry* _take(_Table* t, uint64_t key) except NULL:
+    """The entry of ``key``, taken (value 0) if it was free; the table doubles at half load."""
+    cdef size_t i = _slot(t, key)
+    cdef _Table bigger
+    cdef size_t j, k
+    if t.entries[i].key == key:
+        return &t.entries[i]
+    if 2 * (t.used + 1) > t.mask + 1:
+        _table_init(&bigger, 2 * (t.mask + 1))
+        for j in range(t.used):
+            k = _slot(&bigger, t.entries[t.taken[j]].key)
+            bigger.entries[k] = t.entries[t.taken[j]]
+            bigger.taken[j] = k
+        bigger.used = t.used
+        _table_free(t)
+        t[0] = bigger
+        i = _slot(t, key)
+    t.entries[i].key = key
+    t.entries[i].value = 0
+    t.taken[t.used] = i
+    t.used += 1
+    return &t.entries[i]
+
+
+cdef void _clear(_Table* t) noexcept nogil:
+    cdef size_t j
+    for j in range(t.used):
+        t.entries[t.taken[j]].key = _FREE
+    t.used = 0
+
+
+# Window hashes seen so far in this process, capped like the numpy path's cache.
+cdef _Table _known
+cdef size_t _KNOWN_MAX = 1 << 21
+_table_init(&_known, 1 << 16)
+
+# Windows of the page being hashed, with their counts; reused from page to page.
+cdef _Table _page
+_table_init(&_page, 1 << 12)
+
+
+cdef uint64_t _new_window_hash(uint64_t key, object md5_tail) except? 0:
+    """Hash a window not seen before (md5, as the ``simhash`` package) and remember it."""
+    window = PyBytes_FromStringAndSize(NULL, 8)
+    cdef unsigned char* raw = window
+    cdef int b
+    for b in range(8):
+        raw[b] = (key >> (8 * (7 - b))) & 0xFF
+    cdef uint64_t value = md5_tail(window.decode("utf-16-be"))
+    if _known.used >= _KNOWN_MAX:
+        _clear(&_known)
+    _take(&_known, key).value = value
+    return value
+
+
+cdef object _digest(uint32_t* kept, Py_ssize_t n, bytes person):
+    if n == 0:
+        return 0
+    data = PyBytes_FromStringAndSize(<char*>kept, 4 * n)
+    value = int.from_bytes(_blake2b(data, digest_size=8, person=person).digest(), "big")
+    return value or 1
+
+
+def fingerprints(
+    str lowered,
+    list lengths,
+    const uint8_t[::1] is_alpha,
+    const uint8_t[::1] is_digit,
+    const uint8_t[::1] is_simhash_letter,
+    object md5_tail,
+) -> tuple:
+    """Exact and number-blind fingerprints of the texts whose lowercased concatenation is
+    ``lowered`` (``lengths`` code points each), and the simhash of all of it; the simhash is
+    ``None`` when a character lies outside the Basic Multilingual Plane (the caller takes
+    the exact slow path)."""
+    cdef Py_ssize_t total = len(lowered)
+    cdef uint32_t* exact_buf = <uint32_t*>malloc((total + 1) * sizeof(uint32_t))
+    cdef uint32_t* letter_buf = <uint32_t*>malloc((total + 1) * sizeof(uint32_t))
+    cdef Py_ssize_t pos = 0, end, n_exact, n_letters, length
+    cdef uint32_t ch
+    cdef int kind = PyUnicode_KIND(lowered)
+    cdef void* data = PyUnicode_DATA(lowered)
+    cdef bint digits, bmp = True
+    cdef uint64_t key = 0
+    cdef Py_ssize_t run = 0, windows = 0
+    exact = []
+    patterns = []
+    if exact_buf is NULL or letter_buf is NULL:
+        free(exact_buf)
+        free(letter_buf)
+        raise MemoryError()
+    try:
+        for length in lengths:
+            end = pos + length
+            if length < 0 or end > total:
+                raise ValueError("lengths do not add up to the text")
+            n_exact = n_letters = 0
+            digits = False
+            while pos < end:
+                ch = PyUnicode_READ(kind, data, pos)
+                pos += 1
+                if ch >= 0x10000:
+                    bmp = False
+                elif is_simhash_letter[ch]:
+                    key = (key << 16) | ch
+                    run += 1
+                    if run >= 4:
+                        _take(&_page, key).value += 1
+                        windows += 1
+                if is_alpha[ch]:
+                    exact_buf[n_exact] = ch
+                    n_exact += 1
+                    if is_digit[ch]:
+                        digits = True
+                    else:
+                        letter_buf[n_letters] = ch
+                        n_letters += 1
+            exact.append(_digest(exact_buf, n_exact, b"exact"))
+            patterns.append(_digest(letter_buf, n_letters, b"numblind") if digits else 0)
+        simhash = _simhash(windows, md5_tail) if bmp and run > 4 else None
+    finally:
+        free(exact_buf)
+        free(letter_buf)
+        _clear(&_page)
+    return exact, patterns, simhash
+
+
+cdef extern from *:
+    void __builtin_prefetch(const void* address) nogil
+
+
+cdef object _simhash(Py_ssize_t windows, object md5_tail):
+    """Weighted bit majority of the page's window hashes (a bit is set when the windows that
+    set it outweigh the rest). The cache lines of the known hashes are fetched ahead of the
+    look-ups, and counts are summed per byte value (8 additions per window, not 64)."""
+    cdef uint64_t by_byte[8][256]
+    cdef uint64_t h, count, ones, value = 0
+    cdef size_t i, j, slot
+    cdef int b, v
+    memset(by_byte, 0, sizeof(by_byte))
+    for j in range(_page.used):
+        __builtin_prefetch(&_known.entries[_home(&_known, _page.entries[_page.taken[j]].key)])
+    for j in range(_page.used):
+        i = _page.taken[j]
+        slot = _slot(&_known, _page.entries[i].key)
+        if _known.entries[slot].key == _page.entries[i].key:
+            h = _known.entries[slot].value
+        else:
+            h = _new_window_hash(_page.entries[i].key, md5_tail)
+        count = _page.entries[i].value
+        for b in range(8):
+            by_byte[b][(h >> (8 * b)) & 0xFF] += count
+    for b in range(64):
+        ones = 0
+        for v in range(256):
+            if (v >> (b & 7)) & 1:
+                ones += by_byte[b >> 3][v]
+        if 2 * ones > <uint64_t>windows:
+            value |= (<uint64_t>1) << b
+    return value

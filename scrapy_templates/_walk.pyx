@@ -1,0 +1,362 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The pagelet partition walk over libxml2's nodes (compiled).
+
+Same output as :func:`scrapy_templates.page.python_partition` (``000_…`` §3.1), without a
+Python object per element visited: link counts, the split test and the text of each pagelet
+are read from the C tree that lxml holds. Python objects are made only for what a pagelet
+keeps (its path, text, hrefs, anchor texts and element). The tree is not modified: a block
+element's end is a word break in the text, as the pure-Python walk gets by appending a newline
+to block tails.
+"""
+
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy, strcmp, strlen
+
+cimport lxml.includes.etreepublic as cetree
+from lxml.includes cimport tree
+from lxml.includes.tree cimport const_xmlChar, xmlAttr, xmlNode
+
+import re
+
+cetree.import_lxml__etree()
+
+_DIGITS = re.compile(r"\d")
+
+# Names of the elements a browser lays out as blocks (``page.BLOCK_TAGS``, set once by
+# :func:`set_block_tags`); the bytes objects stay alive in ``_block_names``.
+cdef const char** _blocks = NULL
+cdef int _block_count = 0
+_block_names: list = []
+
+
+def set_block_tags(tags) -> None:
+    """Take the names of the block elements (their end is a word break in the text)."""
+    global _blocks, _block_count, _block_names
+    names = [str(tag).encode("utf-8") for tag in tags]
+    cdef const char** array = <const char**>malloc(max(len(names), 1) * sizeof(char*))
+    if array is NULL:
+        raise MemoryError()
+    cdef int i
+    for i in range(len(names)):
+        array[i] = <bytes>names[i]
+    free(_blocks)
+    _blocks, _block_count, _block_names = array, len(names), names
+
+
+cdef inline bint _is_element(xmlNode* n) noexcept nogil:
+    return n.type == tree.XML_ELEMENT_NODE
+
+
+cdef inline bint _is_text(xmlNode* n) noexcept nogil:
+    return n.type == tree.XML_TEXT_NODE or n.type == tree.XML_CDATA_SECTION_NODE
+
+
+cdef inline bint _is_child(xmlNode* n) noexcept nogil:
+    """What lxml iterates as a child: elements, comments, processing instructions, entities."""
+    return (
+        n.type == tree.XML_ELEMENT_NODE
+        or n.type == tree.XML_COMMENT_NODE
+        or n.type == tree.XML_PI_NODE
+        or n.type == tree.XML_ENTITY_REF_NODE
+    )
+
+
+cdef bint _is_block(xmlNode* n) noexcept nogil:
+    cdef const char* name = <const char*>n.name
+    cdef int i
+    if n.ns is not NULL:
+        return False
+    for i in range(_block_count):
+        if strcmp(name, _blocks[i]) == 0:
+            return True
+    return False
+
+
+cdef xmlAttr* _attribute(xmlNode* n, const char* name) noexcept nogil:
+    cdef xmlAttr* attr = n.properties
+    while attr is not NULL:
+        if attr.ns is NULL and strcmp(<const char*>attr.name, name) == 0:
+            return attr
+        attr = attr.next
+    return NULL
+
+
+cdef inline bint _is_link(xmlNode* n) noexcept nogil:
+    """An ``a`` element with an ``href`` attribute."""
+    return (
+        n.ns is NULL
+        and strcmp(<const char*>n.name, "a") == 0
+        and _attribute(n, "href") is not NULL
+    )
+
+
+cdef str _attribute_value(xmlAttr* attr):
+    """The attribute's value as lxml's ``get`` gives it (its text children joined)."""
+    cdef xmlNode* child = attr.children
+    cdef _Buffer buf
+    if child is not NULL and child.next is NULL and child.content is not NULL:
+        return _decode(<const char*>child.content, strlen(<const char*>child.content))
+    _init(&buf)
+    while child is not NULL:
+        if child.content is not NULL:
+            _append(&buf, <const char*>child.content)
+        child = child.next
+    try:
+        return _decode(buf.data, buf.size)
+    finally:
+        free(buf.data)
+
+
+cdef struct _Buffer:
+    char* data
+    size_t size
+    size_t capacity
+
+
+cdef void _init(_Buffer* buf) noexcept nogil:
+    buf.data = NULL
+    buf.size = 0
+    buf.capacity = 0
+
+
+cdef int _reserve(_Buffer* buf, size_t more) except -1 nogil:
+    cdef size_t want = buf.size + more
+    cdef char* grown
+    if want <= buf.capacity:
+        return 0
+    want = max(want, 2 * buf.capacity, 256)
+    grown = <char*>realloc(buf.data, want)
+    if grown is NULL:
+        with gil:
+            raise MemoryError()
+    buf.data = grown
+    buf.capacity = want
+    return 0
+
+
+cdef int _append(_Buffer* buf, const char* text) except -1 nogil:
+    cdef size_t n = strlen(text)
+    _reserve(buf, n)
+    memcpy(buf.data + buf.size, text, n)
+    buf.size += n
+    return 0
+
+
+cdef int _append_char(_Buffer* buf, char c) except -1 nogil:
+    _reserve(buf, 1)
+    buf.data[buf.size] = c
+    buf.size += 1
+    return 0
+
+
+cdef inline str _decode(const char* data, size_t size):
+    if size == 0:
+        return ""
+    return PyUnicode_DecodeUTF8(data, size, "replace")
+
+
+cdef int _collect(xmlNode* n, _Buffer* buf, bint every_break) except -1 nogil:
+    """Append the text below ``n`` (not its tail). A block element's end is a break (a
+    newline); with ``every_break`` every element's start and end is (a space), as joining
+    ``itertext()`` with spaces gives."""
+    cdef xmlNode* child = n.children
+    while child is not NULL:
+        if _is_text(child):
+            if child.content is not NULL:
+                _append(buf, <const char*>child.content)
+        elif _is_element(child):
+            if every_break:
+                _append_char(buf, 32)
+            _collect(child, buf, every_break)
+            if every_break:
+                _append_char(buf, 32)
+            elif _is_block(child):
+                _append_char(buf, 10)
+        elif every_break:
+            _append_char(buf, 32)
+        child = child.next
+    return 0
+
+
+cdef str _clean_text(xmlNode* n, bint every_break):
+    cdef _Buffer buf
+    _init(&buf)
+    try:
+        _collect(n, &buf, every_break)
+        return " ".join(_decode(buf.data, buf.size).split())
+    finally:
+        free(buf.data)
+
+
+def visible_text(cetree._Element element not None) -> str:
+    """The visible text of ``element`` (without its tail), white space collapsed, a block
+    element's end counting as a word break."""
+    return _clean_text(element._c_node, False)
+
+
+cdef struct _Counts:
+    # Per element of the walked subtree, in document order: links held, elements in its subtree.
+    int* links
+    int* size
+    int n
+    int capacity
+
+
+cdef int _count(xmlNode* n, _Counts* c) except -1 nogil:
+    """Number the elements below ``n`` (and ``n``) in document order with their link counts
+    and subtree sizes; returns ``n``'s link count."""
+    cdef int index = c.n
+    cdef int links = 1 if _is_link(n) else 0
+    cdef xmlNode* child
+    cdef int* grown
+    if c.n == c.capacity:
+        c.capacity = max(2 * c.capacity, 1024)
+        grown = <int*>realloc(c.links, c.capacity * sizeof(int))
+        if grown is NULL:
+            with gil:
+                raise MemoryError()
+        c.links = grown
+        grown = <int*>realloc(c.size, c.capacity * sizeof(int))
+        if grown is NULL:
+            with gil:
+                raise MemoryError()
+        c.size = grown
+    c.n += 1
+    child = n.children
+    while child is not NULL:
+        if _is_element(child):
+            links += _count(child, c)
+        child = child.next
+    c.links[index] = links
+    c.size[index] = c.n - index
+    return links
+
+
+cdef class _Walk:
+    """State of one partition: the numbered elements and what has been found."""
+
+    cdef _Counts counts
+    cdef int k
+    cdef cetree._Document doc
+    cdef list found
+    cdef list elements
+    cdef list loose
+
+    def __dealloc__(self):
+        free(self.counts.links)
+        free(self.counts.size)
+
+    cdef bint splits(self, xmlNode* n, int index) noexcept nogil:
+        """Does a child element of ``n`` (numbered ``index``) hold at least k links?"""
+        cdef int child = index + 1
+        cdef int end = index + self.counts.size[index]
+        while child < end:
+            if self.counts.links[child] >= self.k:
+                return True
+            child += self.counts.size[child]
+        return False
+
+    cdef flush(self, xmlNode* owner, str path, tuple position):
+        if not self.loose:
+            return
+        text = " ".join(" ".join(self.loose).split())
+        self.loose = []
+        if text:
+            self.found.append((path + "/text()", text, (), position, ()))
+            self.elements.append(cetree.elementFactory(self.doc, owner))
+
+    cdef int visit(self, xmlNode* n, int index, str path, tuple position) except -1:
+        cdef xmlNode* child
+        cdef int child_index
+        cdef int i
+        cdef _Buffer run
+        if self.splits(n, index):
+            child = n.children
+            child_index = index + 1
+            i = 0
+            _init(&run)
+            try:
+                while child is not NULL:
+                    if _is_text(child):
+                        if child.content is not NULL:
+                            _append(&run, <const char*>child.content)
+                        child = child.next
+                        continue
+                    if run.size:
+                        self.loose.append(_decode(run.data, run.size))
+                        run.size = 0
+                    if _is_element(child):
+                        self.flush(n, path, position)
+                        self.visit(
+                            child,
+                            child_index,
+                            f"{path}/{_tag_step(child)}",
+                            position + (i,),
+                        )
+                        child_index += self.counts.size[child_index]
+                    if _is_child(child):
+                        i += 1
+                    child = child.next
+                if run.size:
+                    self.loose.append(_decode(run.data, run.size))
+            finally:
+                free(run.data)
+            self.flush(n, path, position)
+            return 0
+        text = _clean_text(n, False)
+        hrefs = []
+        anchors = []
+        self.links(n, hrefs, anchors)
+        if text or hrefs:
+            self.found.append((path, text, tuple(hrefs), position, tuple(anchors)))
+            self.elements.append(cetree.elementFactory(self.doc, n))
+        return 0
+
+    cdef int links(self, xmlNode* n, list hrefs, list anchors) except -1:
+        cdef xmlNode* child
+        if _is_link(n):
+            hrefs.append(_attribute_value(_attribute(n, "href")))
+            anchors.append(_clean_text(n, True))
+        child = n.children
+        while child is not NULL:
+            if _is_element(child):
+                self.links(child, hrefs, anchors)
+            child = child.next
+        return 0
+
+
+cdef str _tag_step(xmlNode* n):
+    """``tag#id`` or ``tag.first-class``, leaving out ids and classes with digits (as
+    ``page._tag_step``)."""
+    step = _decode(<const char*>n.name, strlen(<const char*>n.name))
+    cdef xmlAttr* attr = _attribute(n, "id")
+    if attr is not NULL:
+        el_id = _attribute_value(attr)
+        if el_id and not _DIGITS.search(el_id):
+            return f"{step}#{el_id}"
+    attr = _attribute(n, "class")
+    if attr is not NULL:
+        parts = _attribute_value(attr).split(None, 1)
+        if parts and not _DIGITS.search(parts[0]):
+            return f"{step}.{parts[0]}"
+    return step
+
+
+def partition(cetree._Element root not None, int k) -> tuple:
+    """Pagelets of ``root`` as ``(path, text, hrefs, position, anchors)`` tuples in document
+    order, and the element of each (the split element for loose text)."""
+    cdef _Walk walk = _Walk()
+    cdef xmlNode* c_root = root._c_node
+    walk.k = k
+    walk.doc = root._doc
+    walk.found = []
+    walk.elements = []
+    walk.loose = []
+    walk.counts.links = NULL
+    walk.counts.size = NULL
+    walk.counts.n = 0
+    walk.counts.capacity = 0
+    _count(c_root, &walk.counts)
+    walk.visit(c_root, 0, _decode(<const char*>c_root.name, strlen(<const char*>c_root.name)), ())
+    return walk.found, walk.elements

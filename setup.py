@@ -1,0 +1,21 @@
+"""Build the compiled parts of the per-page path (see ``scrapy_templates/compiled.py``).
+
+They are optional: when they cannot be built (no C compiler), the package installs without
+them and runs the pure-Python code, which gives the same results more slowly.
+"""
+
+import lxml
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+extensions = [
+    Extension(
+        f"scrapy_templates.{name}",
+        [f"scrapy_templates/{name}.pyx"],
+        include_dirs=lxml.get_include(),
+        optional=True,
+    )
+    for name in ("_walk", "_fingerprint")
+]
+
+setup(ext_modules=cythonize(extensions, language_level=3, quiet=True))

@@ -1,0 +1,145 @@
+"""The compiled partition walk (``scrapy_templates/_walk.pyx``) gives what the Python walk gives."""
+
+from __future__ import annotations
+
+import lxml.etree
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scrapy_templates import page
+from scrapy_templates.compiled import compiled
+
+_walk = compiled("_walk")
+
+
+def test_the_compiled_modules_are_built() -> None:
+    # The suite must exercise the compiled path: a build that silently fell back to pure
+    # Python would leave it untested.
+    assert _walk is not None
+    assert compiled("_fingerprint") is not None
+
+
+def _root(html: str) -> lxml.etree._Element:
+    data = page._decode(html, 5_000_000, [])
+    doc = lxml.etree.fromstring(data, parser=page._PARSER)
+    lxml.etree.strip_elements(doc, *page._INVISIBLE, with_tail=False)
+    body = doc.find("body")
+    return body if body is not None else doc
+
+
+def _both(html: str, k: int = 3) -> tuple[list[object], list[object]]:
+    """(found, element paths, texts) of the Python walk and of the compiled walk, each on
+    its own parse of ``html`` (the Python walk marks block ends in its tree)."""
+    assert _walk is not None
+    out = []
+    for walk in (page.python_partition, _walk.partition):
+        root = _root(html)
+        found, elements = walk(root, k)
+        tree = root.getroottree()
+        paths = [tree.getpath(el) for el in elements]
+        out.append([found, paths, [page._visible_text(el) for el in elements]])
+    python, compiled_ = out
+    # The Python walk's visible text comes from lxml's serializer over its marked tree.
+    python[2] = [
+        page._clean(lxml.etree.tostring(el, method="text", encoding="unicode", with_tail=False))
+        for el in page.python_partition(_root(html), k)[1]
+    ]
+    return python, compiled_
+
+
+EDGE_CASES = {
+    "nested split": """<body><div id="wrap">lead text
+        <div class="menu"><a href="/1">one</a><a href="/2">two</a><a href="/3">three</a></div>
+        middle <b>bold</b> tail
+        <div class="main"><p>Body <i>text</i> here.</p><ul><li><a href="/r1">r1</a></li>
+        <li><a href="/r2">r2</a></li><li><a href="/r3">r3 <span>x</span>y</a></li></ul></div>
+        end</div></body>""",
+    "script between texts": """<body><div>a<script>var x;</script>b
+        <a href="/1">1</a><a href="/2">2</a><a href="/3">3</a></div><p>c</p></body>""",
+    "anchors without href or value": """<body><nav><a>no href</a><a href>empty</a>
+        <a href="">blank</a><a href="/x?a=1&amp;b=2">amp</a><a name="n" href="/y">y</a></nav>
+        <p>text</p></body>""",
+    "ids and classes": """<body><div id="post-42" class="entry">
+        <div id="" class="  nav  main"><a href="/1">1</a><a href="/2">2</a><a href="/3">3</a></div>
+        <div class="c9 x"><p>p</p></div><div id="side" class="s">s</div></div></body>""",
+    "blocks and breaks": """<body><div><p>one</p><p>two</p>three<br>four<span>five</span>
+        <li>six</li><td>seven</td></div></body>""",
+    "unicode": """<body><p>İstanbul ǅemal 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 日本語のテキスト ٣٤ ½ x²</p>
+        <div>&nbsp;spaced&#160;out&ensp;text</div></body>""",
+    "no body": "<div><a href='/1'>1</a><a href='/2'>2</a><a href='/3'>3</a></div>",
+    "broken markup": """<body><div><p>unclosed <b>bold <i>both</div></p>
+        <table><tr><td><a href=/1>1</a><td><a href=/2>2</a><td><a href=/3>3</a></table>
+        <<<>>> &bogus; <a href="/4"<p>x</body>""",
+    "empty elements": "<body><div></div><p> </p><span>\t\n</span><img src=x></body>",
+    "entities and cdata": """<body><p>a &lt;b&gt; &amp;amp; &#x1F600; &unknown;</p>
+        <svg><![CDATA[cdata text]]></svg><p>after</p></body>""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGE_CASES))
+@pytest.mark.parametrize("k", [1, 3])
+def test_edge_cases_give_the_same_pagelets(name: str, k: int) -> None:
+    python, compiled_ = _both(EDGE_CASES[name], k)
+    assert compiled_ == python
+
+
+def test_demo_pages_give_the_same_pagelets() -> None:
+    from demo.site import render
+
+    _status, home = render("/")
+    linked = [href for href in page.parse_page(home, "http://demo/").hrefs() if href[:1] == "/"]
+    paths = ["/", "/search?q=river", "/search?q=zzzz", *linked[::7]]
+    assert any(path.startswith("/articles/") for path in paths)
+    for path in paths:
+        status, html = render(path)
+        assert status == 200, path
+        python, compiled_ = _both(html)
+        assert python[0], path
+        assert compiled_ == python, path
+
+
+_TAGS = ["div", "p", "span", "a", "li", "ul", "b", "br", "td", "section", "script"]
+_TEXT = st.text(
+    alphabet=st.sampled_from(list("ab Z9 \n\t\xa0İß𝔘日-&")), min_size=0, max_size=8
+).map(lambda t: t.replace("&", "&amp;"))
+
+
+@st.composite
+def _html(draw: st.DrawFn, depth: int = 0) -> str:
+    tag = draw(st.sampled_from(_TAGS))
+    attrs = ""
+    if tag == "a" and draw(st.booleans()):
+        attrs += f' href="/{draw(st.integers(0, 9))}"'
+    if draw(st.integers(0, 4)) == 0:
+        attrs += f' id="{draw(st.sampled_from(["main", "x1", "", "nav"]))}"'
+    if draw(st.integers(0, 4)) == 0:
+        attrs += f' class="{draw(st.sampled_from(["menu item", "c2", " ", "side"]))}"'
+    children = ""
+    if depth < 4:
+        for _ in range(draw(st.integers(0, 4))):
+            children += draw(_TEXT)
+            children += draw(_html(depth + 1)) if draw(st.booleans()) else "<!--c-->"
+    children += draw(_TEXT)
+    return f"<{tag}{attrs}>{children}</{tag}>"
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=st.lists(_html(), min_size=1, max_size=4), k=st.integers(1, 4))
+def test_random_documents_give_the_same_pagelets(body: list[str], k: int) -> None:
+    python, compiled_ = _both("<html><body>" + "".join(body) + "</body></html>", k)
+    assert compiled_ == python
+
+
+def test_parse_page_is_the_same_with_either_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    html = EDGE_CASES["nested split"]
+    fast = page.parse_page(html, "http://s/p")
+    monkeypatch.setattr(page, "_walk", None)
+    slow = page.parse_page(html, "http://s/p")
+    assert fast.pagelets == slow.pagelets
+    assert (fast.simhash, fast.text_hash) == (slow.simhash, slow.text_hash)
+    for i, pagelet in enumerate(fast.pagelets):
+        for below in ("/p", "/ul/li", "/div"):
+            assert fast.text_below(i, pagelet.path + below) == slow.text_below(
+                i, pagelet.path + below
+            )
