@@ -11,11 +11,11 @@ from setuptools import Extension, setup
 extensions = [
     Extension(
         f"scrapy_templates.{name}",
-        [f"scrapy_templates/{name}.pyx"],
+        [f"scrapy_templates/{name.replace('.', '/')}.pyx"],
         include_dirs=lxml.get_include(),
         optional=True,
     )
-    for name in ("_walk", "_fingerprint")
+    for name in ("_walk", "_fingerprint", "templates._offsets")
 ]
 
 setup(ext_modules=cythonize(extensions, language_level=3, quiet=True))

@@ -23,9 +23,11 @@ from collections.abc import Sequence
 from math import log
 from zlib import crc32
 
+from scrapy_templates.compiled import compiled
 from scrapy_templates.templates.text import letters
 
 SIGNATURE_BITS = 256
+_compiled = compiled("templates._offsets")
 
 
 _OFFSET_STEP = 0x9E3779B1
@@ -38,7 +40,16 @@ def offset_signature(words: Sequence[str], bits: int = SIGNATURE_BITS) -> int:
 
     Words are hashed with CRC-32, stable across processes and runs (unlike Python's
     ``hash``); the offset and the bit's rank move the word's bit by multiples of two odd
-    constants."""
+    constants. The compiled module computes the same value when it was built."""
+    if _compiled is not None:
+        return int(
+            _compiled.offset_signature(words, bits, _OFFSET_STEP, _BIT_STEP, LETTERS_PER_BIT)
+        )
+    return python_offset_signature(words, bits)
+
+
+def python_offset_signature(words: Sequence[str], bits: int = SIGNATURE_BITS) -> int:
+    """:func:`offset_signature` in Python."""
     last: dict[str, int] = {}
     signature = 0
     for i, word in enumerate(words):

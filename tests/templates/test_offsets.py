@@ -3,10 +3,14 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from scrapy_templates.compiled import compiled
 from scrapy_templates.templates.offsets import (
     SIGNATURE_BITS,
     offset_signature,
+    python_offset_signature,
     shared_weight,
     signature_weight,
 )
@@ -81,3 +85,22 @@ def test_chance_collisions_are_undone(size: int) -> None:
 def test_plain_bit_counts_would_make_unrelated_blocks_look_alike() -> None:
     raw = [_raw_diff(a, b) for a, b, _ in _pairs(24)]
     assert sum(raw) / len(raw) < 0.85
+
+
+def test_the_compiled_signature_is_built() -> None:
+    assert compiled("templates._offsets") is not None
+
+
+_WORDS = st.lists(
+    st.one_of(
+        st.sampled_from(["the", "of", "sqlite", "ünïcode", "日本語", "x9", "42", "_", "𝔘𝔫"]),
+        st.text(min_size=1, max_size=6),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_WORDS, st.sampled_from([SIGNATURE_BITS, 64, 100, 1000]))
+def test_compiled_signature_equals_the_python_one(block: list[str], bits: int) -> None:
+    assert offset_signature(block, bits) == python_offset_signature(block, bits)
