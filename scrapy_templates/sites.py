@@ -43,9 +43,11 @@ def page_id(url: str) -> str:
 
 class LinkTargets:
     """The page ids of a page's links (:func:`page_id` of the href resolved against the page),
-    remembered for hrefs whose target does not depend on the page's path: absolute URLs and
-    root-relative paths, which is what navigation and listings repeat from page to page. At
-    most ``limit`` are kept (all are forgotten when it is reached)."""
+    remembered per href and the part of the page's URL it depends on: the origin for absolute
+    and root-relative hrefs, the page's directory for path-relative ones ("ref.html",
+    "../up"), which is what navigation and listings repeat from page to page. Hrefs that depend
+    on the whole URL ("?page=2", "#top", "") are resolved every time. At most ``limit`` are
+    kept (all are forgotten when it is reached)."""
 
     def __init__(self, limit: int = 50_000) -> None:
         self.limit = limit
@@ -55,13 +57,18 @@ class LinkTargets:
         """A function from an href of the page at ``base`` to its target's page id."""
         parts = urlsplit(base)
         origin = f"{parts.scheme}://{parts.netloc}"
+        directory = origin + parts.path.rpartition("/")[0] + "/"
         known = self.known
 
         def target(href: str) -> str:
             if href.startswith(("http://", "https://")):
                 key = href
-            elif href.startswith("/") and not href.startswith("//"):
+            elif href.startswith("/"):
+                if href.startswith("//"):
+                    return page_id(urljoin(base, href))
                 key = origin + href
+            elif href and href[0] not in "?#" and ":" not in href:
+                key = directory + "\0" + href
             else:
                 return page_id(urljoin(base, href))
             found = known.get(key)

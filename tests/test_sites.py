@@ -2,8 +2,6 @@ from __future__ import annotations
 
 from urllib.parse import urljoin
 
-import pytest
-
 from scrapy_templates.sites import LinkTargets, domain_site, host_site, page_id
 
 
@@ -22,29 +20,47 @@ def test_page_id_ignores_fragment_only() -> None:
     assert page_id("http://s/a?x=1") != page_id("http://s/a")
 
 
-@pytest.mark.parametrize(
-    "base",
-    ["http://a.test/x/y.html?q=1", "https://a.test:8443/", "http://b.test/deep/er/page"],
-)
-def test_link_targets_resolve_as_urljoin_does(base: str) -> None:
-    hrefs = [
-        "/p",
-        "/p?s=1#f",
-        "//c.test/p",
-        "http://d.test/q",
-        "https://d.test/q",
-        "rel.html",
-        "../up",
-        "?page=2",
-        "#top",
-        "",
-    ]
+_BASES = [
+    "http://a.test/x/y.html?q=1",
+    "http://a.test/x/z.html",
+    "http://a.test/x/",
+    "http://a.test/x",
+    "http://a.test",
+    "https://a.test:8443/",
+    "http://b.test/deep/er/page",
+    "http://b.test/deep/er/page;v=2",
+]
+_HREFS = [
+    "/p",
+    "/p?s=1#f",
+    "//c.test/p",
+    "http://d.test/q",
+    "https://d.test/q",
+    "rel.html",
+    "rel.html?x=1#y",
+    "./rel.html",
+    "../up",
+    "?page=2",
+    "#top",
+    "",
+    "mailto:someone@a.test",
+]
+
+
+def test_link_targets_resolve_as_urljoin_does() -> None:
+    # One cache for pages in the same and in other directories: every answer, remembered or
+    # not, is what urljoin gives for that page.
     targets = LinkTargets()
     for _ in range(2):  # the second round answers from what was remembered
-        target = targets.resolver(base)
-        assert [target(h) for h in hrefs] == [page_id(urljoin(base, h)) for h in hrefs]
-    # only hrefs whose target does not depend on the page's path are remembered
-    assert len(targets.known) == 4
+        for base in _BASES:
+            target = targets.resolver(base)
+            assert [target(h) for h in _HREFS] == [page_id(urljoin(base, h)) for h in _HREFS]
+    # hrefs that depend on the whole URL of the page ("?page=2", "#top", "") are not kept
+    fresh = LinkTargets()
+    target = fresh.resolver(_BASES[0])
+    for href in ("?page=2", "#top", "", "//c.test/p", "mailto:x@a.test", "rel.html", "/p"):
+        target(href)
+    assert sorted(fresh.known) == ["http://a.test/p", "http://a.test/x/\0rel.html"]
 
 
 def test_link_targets_forget_everything_at_their_limit() -> None:

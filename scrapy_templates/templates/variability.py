@@ -41,7 +41,15 @@ Words = tuple[str, ...]
 
 def words(text: str, limit: int) -> Words:
     """The first ``limit`` words of ``text``, lowercased (words are looked for in its first
-    ``24 · limit`` characters)."""
+    ``24 · limit`` characters).
+
+    The first ``8 · limit`` characters are tried first: when they hold more than ``limit``
+    words, the first ``limit`` of them are whole (another begins after them), and most blocks
+    end there."""
+    if len(text) > limit * 8:
+        found = WORD.findall(text[: limit * 8].lower())
+        if len(found) > limit:
+            return tuple(found[:limit])
     return tuple(WORD.findall(text[: limit * 24].lower())[:limit])
 
 

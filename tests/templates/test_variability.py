@@ -5,7 +5,10 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from scrapy_templates.templates.text import WORD
 from scrapy_templates.templates.variability import (
     COMPARISONS,
     BlockSamples,
@@ -210,3 +213,14 @@ def test_inside_the_region_only_navigation_may_be_flagged() -> None:
     )
     assert layout_may_flag("body/main/p", *crumbs, "body/main", "site.test")
     assert not layout_may_flag("body/main/p", *sentence, "body/main", "site.test")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from(list("ab ΟΔΣ İ x9,.-\n日本")), max_size=400),
+    st.sampled_from([1, 3, 24]),
+)
+def test_words_are_the_first_words_of_the_whole_prefix(text: str, limit: int) -> None:
+    # The short prefix tried first must give what the whole 24·limit prefix gives, a Greek
+    # capital sigma cut at its end (final or not, by what follows) included.
+    assert words(text, limit) == tuple(WORD.findall(text[: limit * 24].lower())[:limit])
