@@ -100,9 +100,12 @@ cdef _Table _known
 cdef size_t _KNOWN_MAX = 1 << 21
 _table_init(&_known, 1 << 16)
 
-# Windows of the page being hashed, with their counts; reused from page to page.
+# Windows of the page being hashed, with their counts; reused from page to page (a table
+# grown past _PAGE_SLOTS_KEEP by a huge page is let go).
+cdef size_t _PAGE_SLOTS = 1 << 12
+cdef size_t _PAGE_SLOTS_KEEP = 1 << 16
 cdef _Table _page
-_table_init(&_page, 1 << 12)
+_table_init(&_page, _PAGE_SLOTS)
 
 
 cdef uint64_t _new_window_hash(uint64_t key, object md5_tail) except? 0:
@@ -117,6 +120,38 @@ cdef uint64_t _new_window_hash(uint64_t key, object md5_tail) except? 0:
         _clear(&_known)
     _take(&_known, key).value = value
     return value
+
+
+# The kept code points of the text being hashed; reused from page to page.
+cdef uint32_t* _exact_buf = NULL
+cdef uint32_t* _letter_buf = NULL
+cdef Py_ssize_t _buf_size = 0
+
+
+cdef Py_ssize_t _BUF_KEEP = 1 << 20  # code points kept between pages; a huge page's go
+
+
+cdef void _release_code_points() noexcept nogil:
+    global _exact_buf, _letter_buf, _buf_size
+    free(_exact_buf)
+    free(_letter_buf)
+    _exact_buf = _letter_buf = NULL
+    _buf_size = 0
+
+
+cdef int _reserve_code_points(Py_ssize_t n) except -1:
+    global _exact_buf, _letter_buf, _buf_size
+    if n < _buf_size:
+        return 0
+    n = max(n + 1, 2 * _buf_size, 1 << 14)
+    _release_code_points()
+    _exact_buf = <uint32_t*>malloc(n * sizeof(uint32_t))
+    _letter_buf = <uint32_t*>malloc(n * sizeof(uint32_t))
+    if _exact_buf is NULL or _letter_buf is NULL:
+        _release_code_points()
+        raise MemoryError()
+    _buf_size = n
+    return 0
 
 
 cdef object _digest(uint32_t* kept, Py_ssize_t n, bytes person):
@@ -140,8 +175,9 @@ def fingerprints(
     ``None`` when a character lies outside the Basic Multilingual Plane (the caller takes
     the exact slow path)."""
     cdef Py_ssize_t total = len(lowered)
-    cdef uint32_t* exact_buf = <uint32_t*>malloc((total + 1) * sizeof(uint32_t))
-    cdef uint32_t* letter_buf = <uint32_t*>malloc((total + 1) * sizeof(uint32_t))
+    _reserve_code_points(total)
+    cdef uint32_t* exact_buf = _exact_buf
+    cdef uint32_t* letter_buf = _letter_buf
     cdef Py_ssize_t pos = 0, end, n_exact, n_letters, length
     cdef uint32_t ch
     cdef int kind = PyUnicode_KIND(lowered)
@@ -151,10 +187,6 @@ def fingerprints(
     cdef Py_ssize_t run = 0, windows = 0
     exact = []
     patterns = []
-    if exact_buf is NULL or letter_buf is NULL:
-        free(exact_buf)
-        free(letter_buf)
-        raise MemoryError()
     try:
         for length in lengths:
             end = pos + length
@@ -185,9 +217,12 @@ def fingerprints(
             patterns.append(_digest(letter_buf, n_letters, b"numblind") if digits else 0)
         simhash = _simhash(windows, md5_tail) if bmp and run > 4 else None
     finally:
-        free(exact_buf)
-        free(letter_buf)
         _clear(&_page)
+        if _buf_size > _BUF_KEEP:
+            _release_code_points()
+        if _page.mask + 1 > _PAGE_SLOTS_KEEP:
+            _table_free(&_page)
+            _table_init(&_page, _PAGE_SLOTS)
     return exact, patterns, simhash
 
 

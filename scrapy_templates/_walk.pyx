@@ -24,24 +24,31 @@ cetree.import_lxml__etree()
 _DIGITS = re.compile(r"\d")
 
 # Names of the elements a browser lays out as blocks (``page.BLOCK_TAGS``, set once by
-# :func:`set_block_tags`); the bytes objects stay alive in ``_block_names``.
+# :func:`set_block_tags`), sorted, with the range of names starting with each byte; the bytes
+# objects stay alive in ``_block_names``.
 cdef const char** _blocks = NULL
-cdef int _block_count = 0
+cdef int _first[257]
 _block_names: list = []
 
 
 def set_block_tags(tags) -> None:
     """Take the names of the block elements (their end is a word break in the text)."""
-    global _blocks, _block_count, _block_names
-    names = [str(tag).encode("utf-8") for tag in tags]
+    global _blocks, _block_names
+    names = sorted({str(tag).encode("utf-8") for tag in tags if str(tag)})
     cdef const char** array = <const char**>malloc(max(len(names), 1) * sizeof(char*))
     if array is NULL:
         raise MemoryError()
-    cdef int i
+    cdef int i, byte = 0
     for i in range(len(names)):
         array[i] = <bytes>names[i]
+    for byte in range(257):
+        _first[byte] = len(names)
+    for i in range(len(names) - 1, -1, -1):
+        _first[(<bytes>names[i])[0]] = i
+    for byte in range(255, -1, -1):
+        _first[byte] = min(_first[byte], _first[byte + 1])
     free(_blocks)
-    _blocks, _block_count, _block_names = array, len(names), names
+    _blocks, _block_names = array, names
 
 
 cdef inline bint _is_element(xmlNode* n) noexcept nogil:
@@ -63,11 +70,13 @@ cdef inline bint _is_child(xmlNode* n) noexcept nogil:
 
 
 cdef bint _is_block(xmlNode* n) noexcept nogil:
+    """Is ``n`` a block element? Only the names that share its first byte are compared."""
     cdef const char* name = <const char*>n.name
+    cdef unsigned char first = <unsigned char>name[0]
     cdef int i
     if n.ns is not NULL:
         return False
-    for i in range(_block_count):
+    for i in range(_first[first], _first[first + 1]):
         if strcmp(name, _blocks[i]) == 0:
             return True
     return False
