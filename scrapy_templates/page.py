@@ -244,19 +244,32 @@ def _decode(html: str | bytes, max_bytes: int, notes: list[str]) -> bytes:
             if "16" not in encoding and "32" not in encoding:
                 raise PageError("not-html", "binary body (NUL bytes)")
         else:
-            _, text = html_to_unicode(None, html)
+            encoding, text = html_to_unicode(None, html)
     else:
-        text = html
+        encoding, text = "", html
     stripped = text.lstrip()[:4096]
     if not stripped:
         raise PageError("empty", "empty body")
     if stripped.startswith("%PDF") or "<" not in stripped:
         raise PageError("not-html", "body does not look like HTML")
-    data = text.encode("utf-8", errors="replace")
+    if isinstance(html, bytes) and _unchanged_utf8(html, encoding, text):
+        data = html
+    else:
+        data = text.encode("utf-8", errors="replace")
     if len(data) > max_bytes:
         notes.append("truncated")
         data = data[:max_bytes]
     return data
+
+
+def _unchanged_utf8(html: bytes, encoding: str, text: str) -> bool:
+    """Whether ``html`` already is the UTF-8 encoding of ``text`` (decoded as UTF-8 without a
+    byte-order mark, nothing replaced), so it need not be encoded again."""
+    return (
+        encoding in ("utf-8", "utf8")
+        and not html.startswith(b"\xef\xbb\xbf")
+        and "\ufffd" not in text
+    )
 
 
 def _tag_step(el: lxml.etree._Element) -> str:
@@ -412,9 +425,9 @@ def parse_page(
     """
     notes: list[str] = []
     data = _decode(html, max_bytes, notes)
-    # Every element has a start tag, so "<" bounds the element count without a tree walk.
-    tags = data.count(b"<")
-    if tags > max_tags:
+    # Every element has a start tag, so "<" bounds the element count without a tree walk
+    # (and a page of fewer bytes than max_tags cannot have more tags).
+    if len(data) > max_tags and (tags := data.count(b"<")) > max_tags:
         raise PageError("too-many-tags", f"{tags} tags > {max_tags}")
     try:
         doc = lxml.etree.fromstring(data, parser=_PARSER)
@@ -422,9 +435,9 @@ def parse_page(
         raise PageError("parse-error", f"HTML could not be parsed: {exc}") from exc
     if doc is None:
         raise PageError("empty", "no element in the document")
-    title_el = doc.find(".//title")
+    title_el = next(doc.iter("title"), None)
     title = _clean("".join(title_el.itertext())) if title_el is not None else ""
-    h1_el = doc.find(".//h1")
+    h1_el = next(doc.iter("h1"), None)
     h1 = _clean(" ".join(h1_el.itertext())) if h1_el is not None else ""
     canonical = _canonical(doc, url)
     lxml.etree.strip_elements(doc, *_INVISIBLE, with_tail=False)

@@ -122,6 +122,23 @@ def test_broken_markup_and_odd_encodings() -> None:
     assert declared.text == "ok"
 
 
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        ("<html><body><p>naïve ☃ 𝔘</p></body></html>".encode(), "naïve ☃ 𝔘"),
+        (b"\xef\xbb\xbf<html><body><p>na\xc3\xafve</p></body></html>", "naïve"),
+        (
+            b"<html><body><p>bad \xff byte \xed\xa0\x80 here</p></body></html>",
+            "bad \ufffd byte \ufffd\ufffd\ufffd here",
+        ),
+        (b'<meta charset="utf-8"><p>\xef\xbf\xbd kept</p>', "\ufffd kept"),
+    ],
+)
+def test_utf8_bodies_read_as_their_decoded_text(body: bytes, text: str) -> None:
+    # UTF-8 bytes go to the parser as they are only when decoding them replaced nothing.
+    assert parse_page(body, "u").text == text
+
+
 def test_text_below_reads_every_element_at_a_path_inside_a_pagelet() -> None:
     html = (
         '<body><div id="header"><h1>git-add(1)</h1></div><div id="content">'
