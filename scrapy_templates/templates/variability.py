@@ -232,35 +232,40 @@ class LayoutBlocks:
     blocks: dict[BlockKey, BlockSamples] = field(default_factory=dict)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
 
-    def add(self, paths: Sequence[str], texts: Sequence[str]) -> None:
-        """Record one page's blocks."""
+    def add(self, paths: Sequence[str], texts: Sequence[str]) -> list[bool]:
+        """Record one page's blocks; which of them are static after it (as :meth:`static`
+        would answer), found in the same pass."""
         self.pages += 1
+        blocks = self.blocks
+        flags = []
         for key, text in zip(block_keys(paths), texts, strict=True):
-            block = self.blocks.get(key)
+            block = blocks.get(key)
             if block is None:
-                if len(self.blocks) >= self.max_blocks:
+                if len(blocks) >= self.max_blocks:
+                    flags.append(False)
                     continue
-                block = self.blocks[key] = BlockSamples(self.samples, COMPARISONS[self.comparison])
+                block = blocks[key] = BlockSamples(self.samples, COMPARISONS[self.comparison])
             slot = block.offer(self.rng)
             if slot is not None:
                 block.store(slot, words(text, self.words))
+            flags.append(self._static(block))
+        return flags
 
     def static(self, paths: Sequence[str]) -> list[bool]:
         """Which of a page's blocks are static in this layout: near-constant text that is not
         the same on every sampled page."""
-        flags = []
-        for key in block_keys(paths):
-            block = self.blocks.get(key)
-            score = None
-            if (
-                block is not None
-                and block.pages >= self.min_pages
-                and block.pages >= self.min_share * self.pages
-                and block.varies
-            ):
-                score = block.diff_score()
-            flags.append(score is not None and score <= self.max_diff)
-        return flags
+        return [self._static(self.blocks.get(key)) for key in block_keys(paths)]
+
+    def _static(self, block: BlockSamples | None) -> bool:
+        if (
+            block is None
+            or block.pages < self.min_pages
+            or block.pages < self.min_share * self.pages
+            or not block.varies
+        ):
+            return False
+        score = block.diff_score()
+        return score is not None and score <= self.max_diff
 
 
 @dataclass
@@ -278,8 +283,7 @@ class SiteBlocks:
         blocks = self.blocks.get(ident)
         if blocks is None:
             blocks = self.blocks[ident] = self.blocks_of()
-        blocks.add(paths, texts)
-        return ident, blocks.static(paths)
+        return ident, blocks.add(paths, texts)
 
     def recompute(self) -> int:
         """Settle the layout clusters (k-means); evidence of clusters that emptied goes.
