@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from functools import lru_cache
 from urllib.parse import urldefrag, urljoin, urlsplit
@@ -41,6 +42,19 @@ def page_id(url: str) -> str:
     return hashlib.blake2b(urldefrag(url)[0].encode("utf-8"), digest_size=8).hexdigest()
 
 
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_.~%!$&'()*+,;=@/-]*")
+
+
+def _plain_relative(href: str) -> bool:
+    """Whether ``href`` (path-relative, without a scheme) resolves by appending it to the
+    page's directory: no "." or ".." segment, no empty segment, nothing to escape."""
+    path = href.partition("#")[0].partition("?")[0]
+    if not _PLAIN_PATH.fullmatch(path) or "//" in path:
+        return False
+    segments = path.split("/")
+    return "." not in segments and ".." not in segments
+
+
 class LinkTargets:
     """The page ids of a page's links (:func:`page_id` of the href resolved against the page),
     remembered per href and the part of the page's URL it depends on: the origin for absolute
@@ -57,10 +71,15 @@ class LinkTargets:
         """A function from an href of the page at ``base`` to its target's page id."""
         parts = urlsplit(base)
         origin = f"{parts.scheme}://{parts.netloc}"
-        directory = origin + parts.path.rpartition("/")[0] + "/"
+        folder = parts.path.rpartition("/")[0] + "/"
+        directory = origin + folder
+        # A plain path-relative href only appends to the directory when the directory is plain
+        # too (urljoin drops its empty, "." and ".." segments).
+        plain_base = _plain_relative(folder)
         known = self.known
 
         def target(href: str) -> str:
+            joined = None  # the resolved URL, when plain appending gives it
             if href.startswith(("http://", "https://")):
                 key = href
             elif href.startswith("/"):
@@ -69,13 +88,15 @@ class LinkTargets:
                 key = origin + href
             elif href and href[0] not in "?#" and ":" not in href:
                 key = directory + "\0" + href
+                if plain_base and _plain_relative(href):
+                    joined = directory + href
             else:
                 return page_id(urljoin(base, href))
             found = known.get(key)
             if found is None:
                 if len(known) >= self.limit:
                     known.clear()
-                found = known[key] = page_id(urljoin(base, href))
+                found = known[key] = page_id(joined or urljoin(base, href))
             return found
 
         return target

@@ -2,6 +2,9 @@ from __future__ import annotations
 
 from urllib.parse import urljoin
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from scrapy_templates.sites import LinkTargets, domain_site, host_site, page_id
 
 
@@ -29,6 +32,9 @@ _BASES = [
     "https://a.test:8443/",
     "http://b.test/deep/er/page",
     "http://b.test/deep/er/page;v=2",
+    "http://b.test/a//b/c",
+    "http://b.test/a/./b/../c/d",
+    "http://b.test/é/x",
 ]
 _HREFS = [
     "/p",
@@ -44,6 +50,10 @@ _HREFS = [
     "#top",
     "",
     "mailto:someone@a.test",
+    "a//b",
+    "a/./b",
+    "a/../b",
+    "x y/é.html",
 ]
 
 
@@ -69,3 +79,15 @@ def test_link_targets_forget_everything_at_their_limit() -> None:
     for href in ("/1", "/2", "/3"):
         target(href)
     assert list(targets.known) == ["http://a.test/3"]
+
+
+_PARTS = st.sampled_from(["a", "b.html", ".", "..", "", "x y", "%20", "?q=1", "#f", "é", "~u", "/"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(_PARTS, min_size=1, max_size=5).map("".join),
+    st.lists(_PARTS, max_size=5).map(lambda p: "http://h.test/" + "".join(p)),
+)
+def test_any_relative_href_resolves_as_urljoin_does(href: str, base: str) -> None:
+    assert LinkTargets().resolver(base)(href) == page_id(urljoin(base, href))

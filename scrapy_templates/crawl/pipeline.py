@@ -238,7 +238,10 @@ class TemplatePipeline:
     async def _observe(
         self, site: str, pid: str, fingerprints: list[int], page: Page
     ) -> Observation:
-        links = [page_id(urljoin(page.url, h)) for h in page.hrefs()] if self.use_components else []
+        links = []
+        if self.use_components:
+            target = self._targets.resolver(page.url)
+            links = [target(h) for h in page.hrefs()]
         return await self.store.observe(
             site,
             pid,
