@@ -1,6 +1,6 @@
 """Per-page cost of the template pipeline, as ratios to peers measured in the same run.
 
-    python -m benchmarks.speed [--pages 300] [--repeat 5] [--sites sqlite,django,git,…]
+    python -m benchmarks.speed [--pages 300] [--repeat 5] [--chunk 20] [--sites sqlite,…]
 
 On the same real pages (the Debian doc sites of the quality benchmark), times:
 
@@ -13,13 +13,13 @@ On the same real pages (the Debian doc sites of the quality benchmark), times:
 - with a parse worker: the CPU time the crawl's own thread spends per page when the parse runs
   in a worker process (the pipeline rows run without one).
 
-Each round runs every tool once over all the pages, one after the other, so a ratio compares
-runs made under the same machine load. Every run starts after a garbage collection, and one
-untimed pass of every tool comes first (caches warm, as in a crawl past its first pages). Each
-pipeline run gets a fresh pipeline, made before the clock starts (creating a Scrapy crawler
-takes ~150 ms, a one-time cost that is not the pipeline's per page). The table gives the
-median over ``--repeat`` rounds of the mean milliseconds per page; the ratios are the medians
-of the per-round ratios.
+Each round runs every tool over all the pages, the tools taking turns ``--chunk`` pages at a
+time, so a ratio compares runs made under the same machine load even when that load drifts.
+Every turn starts after a garbage collection, and one untimed round comes first (caches warm,
+as in a crawl past its first pages). Each round gets fresh pipelines, made before the clock
+starts (creating a Scrapy crawler takes ~150 ms, a one-time cost that is not the pipeline's
+per page). The table gives the median over ``--repeat`` rounds of the mean milliseconds per
+page; the ratios are the medians of the per-round ratios.
 Writes ``docs/speed.md``.
 """
 
@@ -50,24 +50,45 @@ def load_pages(n: int, seed: int = 1, sites: list[str] | None = None) -> list[tu
     return [(f"http://{name}.test/{path.name}", path.read_bytes()) for name, path in files[:n]]
 
 
-def timed(func: Callable[..., Any], prepare: Callable[[], Any] | None = None) -> float:
-    """Seconds of ``func``, after a garbage collection so that no tool pays for another's
-    garbage. ``prepare`` runs first, untimed, and what it returns is passed to ``func``."""
-    state = prepare() if prepare is not None else None
-    gc.collect()
-    t0 = time.perf_counter()
-    func() if prepare is None else func(state)
-    return time.perf_counter() - t0
+class Tool:
+    """Something timed on the pages: ``prepare`` makes its state for a round (untimed; a
+    fresh pipeline, say), ``run`` handles a chunk of pages with it."""
+
+    def __init__(
+        self,
+        run: Callable[[Any, list[tuple[str, bytes]]], None],
+        prepare: Callable[[], Any] = lambda: None,
+    ) -> None:
+        self.run = run
+        self.prepare = prepare
 
 
-def each(func: Callable[[str, bytes], Any], pages: list[tuple[str, bytes]]) -> Callable[[], None]:
-    """Run ``func`` on every page, keeping no result alive."""
+def each(func: Callable[[str, bytes], Any]) -> Tool:
+    """A tool that calls ``func`` on every page, keeping no result alive."""
 
-    def run() -> None:
-        for url, html in pages:
+    def run(_state: Any, chunk: list[tuple[str, bytes]]) -> None:
+        for url, html in chunk:
             func(url, html)
 
-    return run
+    return Tool(run)
+
+
+def one_round(
+    tools: dict[str, Tool], pages: list[tuple[str, bytes]], chunk: int
+) -> dict[str, float]:
+    """Seconds each tool spends on all ``pages``, the tools taking turns chunk by chunk (so a
+    change in the machine's load falls on all of them alike), each turn after a garbage
+    collection (so no tool pays for another's garbage)."""
+    states = {name: tool.prepare() for name, tool in tools.items()}
+    spent = dict.fromkeys(tools, 0.0)
+    for start in range(0, len(pages), chunk):
+        part = pages[start : start + chunk]
+        for name, tool in tools.items():
+            gc.collect()
+            t0 = time.perf_counter()
+            tool.run(states[name], part)
+            spent[name] += time.perf_counter() - t0
+    return spent
 
 
 def evidence_memory(pages: list[Any], comparison: str) -> tuple[int, int]:
@@ -94,6 +115,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pages", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--chunk", type=int, default=20, help="pages per turn of each tool")
     parser.add_argument("--no-docs", action="store_true")
     parser.add_argument("--sites", default=",".join(SITES), help="sites to draw pages from")
     args = parser.parse_args()
@@ -112,30 +134,38 @@ def main() -> None:
 
     pages = load_pages(args.pages, sites=sites)
     n = len(pages)
-    compiled_ = compiled("_walk") is not None and compiled("_fingerprint") is not None
+    compiled_ = all(
+        compiled(name) is not None for name in ("_walk", "_fingerprint", "templates._offsets")
+    )
     texts = [str(lxml.html.fromstring(html).text_content()) for _, html in pages]
 
-    def pipeline_run(**settings: Any) -> tuple[Callable[..., None], Callable[[], Any]]:
-        """A fresh pipeline for every run (made untimed: creating a Scrapy crawler is a
-        one-time cost, not a per-page one) and the run over all pages."""
+    def pipeline_run(**settings: Any) -> Tool:
+        """A fresh pipeline (and event loop) for every round, made untimed: creating a Scrapy
+        crawler is a one-time cost, not a per-page one."""
 
-        def prepare() -> TemplatePipeline:
+        def prepare() -> tuple[TemplatePipeline, asyncio.AbstractEventLoop]:
             values = {
                 **DEFAULTS,
                 "TEMPLATES_BOOTSTRAP_PAGES": 0,
                 "TEMPLATES_PARSE_WORKERS": 0,
                 **settings,
             }
-            return TemplatePipeline.from_crawler(get_crawler(settings_dict=values))
+            pipeline = TemplatePipeline.from_crawler(get_crawler(settings_dict=values))
+            return pipeline, asyncio.new_event_loop()
 
-        def run(pipeline: TemplatePipeline) -> None:
+        def run(
+            state: tuple[TemplatePipeline, asyncio.AbstractEventLoop],
+            chunk: list[tuple[str, bytes]],
+        ) -> None:
+            pipeline, loop = state
+
             async def go() -> None:
-                for url, html in pages:
+                for url, html in chunk:
                     await pipeline.process_item({"url": url, "html": html})
 
-            asyncio.run(go())
+            loop.run_until_complete(go())
 
-        return run, prepare
+        return Tool(run, prepare)
 
     def crawl_thread_with_worker() -> float:
         """CPU seconds this process spends marking every page with one parse worker, pages
@@ -161,16 +191,17 @@ def main() -> None:
 
         return asyncio.run(go())
 
-    def simhash_package() -> None:
-        for text in texts:
-            # The package raises OverflowError on long pages (uint8 weights); timed all the same.
-            with contextlib.suppress(OverflowError):
-                Simhash(text)
+    text_of = {url: text for (url, _), text in zip(pages, texts, strict=True)}
 
-    tools: dict[str, Callable[[], Any] | tuple[Callable[..., None], Callable[[], Any]]] = {
-        "lxml.html.fromstring": each(lambda u, h: lxml.html.fromstring(h), pages),
-        "trafilatura.extract": each(lambda u, h: trafilatura.extract(h), pages),
-        "parse_page": each(lambda u, h: parse_page(h, u), pages),
+    def simhash_package(url: str, _html: bytes) -> None:
+        # The package raises OverflowError on long pages (uint8 weights); timed all the same.
+        with contextlib.suppress(OverflowError):
+            Simhash(text_of[url])
+
+    tools: dict[str, Tool] = {
+        "lxml.html.fromstring": each(lambda u, h: lxml.html.fromstring(h)),
+        "trafilatura.extract": each(lambda u, h: trafilatura.extract(h)),
+        "parse_page": each(lambda u, h: parse_page(h, u)),
         "pipeline (memory store)": pipeline_run(),
         "pipeline, exact counting only (TEMPLATES_LAYOUT off)": pipeline_run(
             TEMPLATES_LAYOUT=False
@@ -181,17 +212,14 @@ def main() -> None:
         "pipeline, global algorithm (TEMPLATES_ALGORITHM='global')": pipeline_run(
             TEMPLATES_ALGORITHM="global"
         ),
-        "simhash package (page text)": simhash_package,
+        "simhash package (page text)": each(simhash_package),
     }
 
-    def run_once(tool: Callable[[], Any] | tuple[Callable[..., None], Callable[[], Any]]) -> float:
-        return timed(*tool) if isinstance(tool, tuple) else timed(tool)
-
-    for tool in tools.values():
-        run_once(tool)
-    rounds: list[dict[str, float]] = []
-    for _ in range(args.repeat):
-        rounds.append({name: run_once(tool) / n * 1000 for name, tool in tools.items()})
+    one_round(tools, pages, args.chunk)  # warm: caches filled, every import done
+    rounds = [
+        {name: t / n * 1000 for name, t in one_round(tools, pages, args.chunk).items()}
+        for _ in range(args.repeat)
+    ]
     per_page = {name: statistics.median(r[name] for r in rounds) for name in tools}
     lxml_ms = per_page["lxml.html.fromstring"]
     worker_ms = statistics.median(crawl_thread_with_worker() / n * 1000 for _ in range(3))
@@ -202,11 +230,12 @@ def main() -> None:
         "",
         f"Generated by `python -m benchmarks.speed --pages {args.pages}`: {n} pages drawn from the "
         f"real sites of the quality benchmark ({', '.join(sites)}), each tool timed over all of "
-        "them in one run (median of several rounds), mean milliseconds per page. The pipeline "
-        "runs with default settings (layout model on), with exact counting only and with the "
-        "global algorithm (links kept and components updated in the store, per page); each "
-        "run gets a fresh pipeline, made before the clock starts. "
-        f"Compiled partition walk and fingerprints: {'yes' if compiled_ else 'no'}.",
+        f"them in one run, the tools taking turns {args.chunk} pages at a time (median of "
+        "several rounds), mean milliseconds per page. The pipeline runs with default settings "
+        "(layout model on), with exact counting only and with the global algorithm (links kept "
+        "and components updated in the store, per page); each round gets fresh pipelines, made "
+        "before the clock starts. Compiled twins (partition walk, fingerprints, block "
+        f"signatures): {'yes' if compiled_ else 'no'}.",
         "",
         "| what | ms / page | pipeline ÷ this |",
         "|---|---:|---:|",
