@@ -165,11 +165,20 @@ cdef inline str _decode(const char* data, size_t size):
     return PyUnicode_DecodeUTF8(data, size, "replace")
 
 
-cdef int _collect(xmlNode* n, _Buffer* buf, bint every_break) except -1 nogil:
+# The walks recurse on the C stack; a deeper tree (lxml's HTML parser stops at 256 levels, a
+# tree built by hand need not) is left to the Python walk.
+cdef enum:
+    MAX_DEPTH = 2000
+
+
+cdef int _collect(xmlNode* n, _Buffer* buf, bint every_break, int depth) except -1 nogil:
     """Append the text below ``n`` (not its tail). A block element's end is a break (a
     newline); with ``every_break`` every element's start and end is (a space), as joining
-    ``itertext()`` with spaces gives."""
+    ``itertext()`` with spaces gives. Raises RecursionError below MAX_DEPTH levels."""
     cdef xmlNode* child = n.children
+    if depth > MAX_DEPTH:
+        with gil:
+            raise RecursionError("element tree too deep for the compiled walk")
     while child is not NULL:
         if _is_text(child):
             if child.content is not NULL:
@@ -177,7 +186,7 @@ cdef int _collect(xmlNode* n, _Buffer* buf, bint every_break) except -1 nogil:
         elif _is_element(child):
             if every_break:
                 _append_char(buf, 32)
-            _collect(child, buf, every_break)
+            _collect(child, buf, every_break, depth + 1)
             if every_break:
                 _append_char(buf, 32)
             elif _is_block(child):
@@ -192,7 +201,7 @@ cdef str _clean_text(xmlNode* n, bint every_break):
     cdef _Buffer buf
     _init(&buf)
     try:
-        _collect(n, &buf, every_break)
+        _collect(n, &buf, every_break, 0)
         return " ".join(_decode(buf.data, buf.size).split())
     finally:
         free(buf.data)
@@ -200,7 +209,7 @@ cdef str _clean_text(xmlNode* n, bint every_break):
 
 def visible_text(cetree._Element element not None) -> str:
     """The visible text of ``element`` (without its tail), white space collapsed, a block
-    element's end counting as a word break."""
+    element's end counting as a word break; RecursionError for a tree deeper than MAX_DEPTH."""
     return _clean_text(element._c_node, False)
 
 
@@ -210,15 +219,19 @@ cdef struct _Counts:
     int* size
     int n
     int capacity
+    bint too_deep
 
 
-cdef int _count(xmlNode* n, _Counts* c) except -1 nogil:
+cdef int _count(xmlNode* n, _Counts* c, int depth) except -1 nogil:
     """Number the elements below ``n`` (and ``n``) in document order with their link counts
-    and subtree sizes; returns ``n``'s link count."""
+    and subtree sizes; returns ``n``'s link count (stops, flagged, below MAX_DEPTH levels)."""
     cdef int index = c.n
     cdef int links = 1 if _is_link(n) else 0
     cdef xmlNode* child
     cdef int* grown
+    if depth > MAX_DEPTH:
+        c.too_deep = True
+        return 0
     if c.n == c.capacity:
         c.capacity = max(2 * c.capacity, 1024)
         grown = <int*>realloc(c.links, c.capacity * sizeof(int))
@@ -235,7 +248,7 @@ cdef int _count(xmlNode* n, _Counts* c) except -1 nogil:
     child = n.children
     while child is not NULL:
         if _is_element(child):
-            links += _count(child, c)
+            links += _count(child, c, depth + 1)
         child = child.next
     c.links[index] = links
     c.size[index] = c.n - index
@@ -352,9 +365,10 @@ cdef str _tag_step(xmlNode* n):
     return step
 
 
-def partition(cetree._Element root not None, int k) -> tuple:
+def partition(cetree._Element root not None, int k):
     """Pagelets of ``root`` as ``(path, text, hrefs, position, anchors)`` tuples in document
-    order, and the element of each (the split element for loose text)."""
+    order, and the element of each (the split element for loose text); ``None`` for a tree
+    deeper than MAX_DEPTH."""
     cdef _Walk walk = _Walk()
     cdef xmlNode* c_root = root._c_node
     walk.k = k
@@ -366,6 +380,9 @@ def partition(cetree._Element root not None, int k) -> tuple:
     walk.counts.size = NULL
     walk.counts.n = 0
     walk.counts.capacity = 0
-    _count(c_root, &walk.counts)
+    walk.counts.too_deep = False
+    _count(c_root, &walk.counts, 0)
+    if walk.counts.too_deep:
+        return None
     walk.visit(c_root, 0, _decode(<const char*>c_root.name, strlen(<const char*>c_root.name)), ())
     return walk.found, walk.elements

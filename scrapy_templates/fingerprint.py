@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,6 +58,7 @@ _IS_DIGIT[[i for i in np.flatnonzero(_IS_ALPHA).tolist() if _CODE_POINTS[i].isdi
 _IS_LETTER_ONLY = _IS_ALPHA & ~_IS_DIGIT
 del _CODE_POINTS
 _compiled = compiled("_fingerprint")
+_compiled_lock = threading.Lock()
 # The tables as bytes, for the compiled path.
 _ALPHA_BYTES = _IS_ALPHA.view(np.uint8)
 _DIGIT_BYTES = _IS_DIGIT.view(np.uint8)
@@ -96,9 +98,10 @@ def text_fingerprints(texts: list[str]) -> TextFingerprints:
         lengths = [len(t.lower()) for t in texts]
     if _compiled is None:
         return numpy_fingerprints(lowered, lengths)
-    exact, patterns, value = _compiled.fingerprints(
-        lowered, lengths, _ALPHA_BYTES, _DIGIT_BYTES, _SIMHASH_LETTER_BYTES, _md5_tail
-    )
+    with _compiled_lock:  # its tables and buffers are shared by the process's threads
+        exact, patterns, value = _compiled.fingerprints(
+            lowered, lengths, _ALPHA_BYTES, _DIGIT_BYTES, _SIMHASH_LETTER_BYTES, _md5_tail
+        )
     return TextFingerprints(exact, patterns, simhash(lowered) if value is None else value)
 
 

@@ -10,6 +10,7 @@ text of the page.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import re
@@ -294,7 +295,8 @@ def _clean(text: str) -> str:
 def _visible_text(el: lxml.etree._Element) -> str:
     """Text of ``el`` (not its tail), white space collapsed, a block element's end a break."""
     if _walk is not None:
-        return str(_walk.visible_text(el))
+        with contextlib.suppress(RecursionError):  # deeper than it walks: marked by the Python walk
+            return str(_walk.visible_text(el))
     return _clean(lxml.etree.tostring(el, method="text", encoding="unicode", with_tail=False))
 
 
@@ -335,11 +337,10 @@ def partition(
     """Flat pagelet partition of ``root`` in document order (``000_…`` §3.1), with the
     element of each pagelet (the split element itself for loose text) and the simhash of the
     page text (computed in the same pass as the pagelet fingerprints). The compiled walk is
-    used when it was built; both give the same pagelets."""
-    if _walk is not None:
-        found, elements = _walk.partition(root, k)
-    else:
-        found, elements = python_partition(root, k)
+    used when it was built (and the tree is not deeper than it walks); both give the same
+    pagelets."""
+    walked = _walk.partition(root, k) if _walk is not None else None
+    found, elements = walked if walked is not None else python_partition(root, k)
     fps = text_fingerprints([found_text for _, found_text, _, _, _ in found])
     pagelets = [
         Pagelet(path, text, hrefs, fp, pattern, position, anchors)

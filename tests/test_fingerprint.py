@@ -149,3 +149,14 @@ def test_lowercasing_that_lengthens_a_text_keeps_each_fingerprint_its_own() -> N
     # "İ".lower() is two code points: the texts after it must not shift.
     fps = text_fingerprints(["İİİ", "Menu", "Menu"])
     assert fps.exact[1] == fps.exact[2] == text_fingerprints(["Menu"]).exact[0]
+
+
+def test_threads_hashing_at_once_get_each_their_own_values() -> None:
+    # The compiled pass keeps its tables in the module; threads must not mix their pages.
+    from concurrent.futures import ThreadPoolExecutor
+
+    pages = [[f"page {i} " + " ".join(f"w{i}x{j}" for j in range(300))] for i in range(40)]
+    expected = [numpy_fingerprints(t[0].lower(), [len(t[0])]) for t in pages]
+    with ThreadPoolExecutor(8) as pool:
+        for _ in range(5):
+            assert list(pool.map(text_fingerprints, pages)) == expected

@@ -143,3 +143,30 @@ def test_parse_page_is_the_same_with_either_walk(monkeypatch: pytest.MonkeyPatch
             assert fast.text_below(i, pagelet.path + below) == slow.text_below(
                 i, pagelet.path + below
             )
+
+
+def test_a_tree_deeper_than_the_compiled_walk_goes_to_the_python_walk() -> None:
+    # lxml's HTML parser stops at 256 levels; a tree built by hand can be deeper than the C
+    # stack should hold, and must still be partitioned (by the Python walk).
+    assert _walk is not None
+
+    def deep() -> lxml.etree._Element:
+        root = lxml.etree.Element("body")
+        el = root
+        for i in range(3000):
+            el = lxml.etree.SubElement(el, "div")
+            link = lxml.etree.SubElement(el, "a", href=f"/{i}")
+            link.text, link.tail = f"link {i}", " tail "
+        return root
+
+    assert _walk.partition(deep(), 3) is None
+    with pytest.raises(RecursionError):
+        _walk.visible_text(deep())
+    pagelets, elements, _ = page.partition(deep(), 3)
+    found, _elements = page.python_partition(deep(), 3)
+    assert [(p.path, p.text, p.hrefs) for p in pagelets] == [f[:3] for f in found]
+    assert (
+        page._visible_text(elements[-1])
+        == pagelets[-1].text
+        == "link 2997 tail link 2998 tail link 2999 tail"
+    )
