@@ -28,6 +28,7 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from scrapy_templates.templates.layout import SiteLayouts
@@ -37,6 +38,7 @@ from scrapy_templates.templates.text import WORD, letters
 
 BlockKey = tuple[str, int]
 Words = tuple[str, ...]
+_TEXT_KEY = itemgetter(3)  # a sample's hash of its words
 
 
 def words(text: str, limit: int) -> Words:
@@ -182,7 +184,7 @@ class BlockSamples:
         self.samples[slot] = (self._next_id, evidence, self.comparison.weight(evidence), hash(text))
         self._next_id += 1
         self._scored = False
-        self._varies = len({key for _, _, _, key in self.samples}) > 1
+        self._varies = len(set(map(_TEXT_KEY, self.samples))) > 1
 
     @property
     def varies(self) -> bool:
