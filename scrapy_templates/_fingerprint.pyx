@@ -14,8 +14,17 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
 import hashlib
+import sys
 
 _blake2b = hashlib.blake2b
+# The kept code points are hashed as little-endian UTF-32, as the numpy path hashes them.
+cdef bint _LITTLE_ENDIAN = sys.byteorder == "little"
+
+
+cdef inline uint32_t _little_endian(uint32_t ch) noexcept nogil:
+    if _LITTLE_ENDIAN:
+        return ch
+    return ((ch & 0xFF) << 24) | ((ch & 0xFF00) << 8) | ((ch >> 8) & 0xFF00) | (ch >> 24)
 # No window key is 0 (a window holds four letters, none of them NUL): 0 marks a free slot.
 cdef enum:
     _FREE = 0
@@ -206,12 +215,12 @@ def fingerprints(
                         _take(&_page, key).value += 1
                         windows += 1
                 if is_alpha[ch]:
-                    exact_buf[n_exact] = ch
+                    exact_buf[n_exact] = _little_endian(ch)
                     n_exact += 1
                     if is_digit[ch]:
                         digits = True
                     else:
-                        letter_buf[n_letters] = ch
+                        letter_buf[n_letters] = _little_endian(ch)
                         n_letters += 1
             exact.append(_digest(exact_buf, n_exact, b"exact"))
             patterns.append(_digest(letter_buf, n_letters, b"numblind") if digits else 0)

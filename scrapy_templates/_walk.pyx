@@ -15,7 +15,7 @@ from libc.string cimport memcpy, strcmp, strlen
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
-from lxml.includes.tree cimport const_xmlChar, xmlAttr, xmlNode
+from lxml.includes.tree cimport xmlAttr, xmlNode
 
 import re
 

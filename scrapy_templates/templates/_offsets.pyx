@@ -19,10 +19,10 @@ cdef uint32_t _CRC_TABLE[256]
 cdef void _crc_table() noexcept nogil:
     """The table of the reflected CRC-32 polynomial (IEEE 802.3, as zlib's ``crc32``)."""
     cdef uint32_t value
-    cdef int byte, bit
+    cdef int byte
     for byte in range(256):
         value = byte
-        for bit in range(8):
+        for _ in range(8):
             value = (value >> 1) ^ (0xEDB88320U if value & 1 else 0)
         _CRC_TABLE[byte] = value
 
@@ -53,7 +53,7 @@ def offset_signature(words, Py_ssize_t bits, uint64_t offset_step, uint64_t bit_
     """The signature of ``words`` as an int of ``bits`` bits (see ``offsets.py``)."""
     cdef Py_ssize_t chunks = (bits + 63) // 64
     cdef uint64_t* signature = <uint64_t*>malloc(chunks * sizeof(uint64_t))
-    cdef Py_ssize_t i = 0, weight, rank, size
+    cdef Py_ssize_t i = 0, weight, rank, size = 0
     cdef uint64_t base, offset, bit
     cdef const char* utf8
     cdef dict last = {}
