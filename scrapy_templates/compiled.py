@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import warnings
 from types import ModuleType
 
 
@@ -22,5 +23,13 @@ def compiled(name: str) -> ModuleType | None:
         return None
     try:
         return importlib.import_module(f"scrapy_templates.{name}")
-    except ImportError:
+    except ModuleNotFoundError:
+        return None
+    except (ImportError, ValueError) as exc:  # built against another lxml, say
+        warnings.warn(
+            f"scrapy-templates: the compiled module {name} does not load ({exc}); running the "
+            "pure-Python code instead (reinstall the package to rebuild it)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         return None

@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_templates.compiled import compiled
 from scrapy_templates.templates.offsets import (
     SIGNATURE_BITS,
     offset_signature,
@@ -85,10 +84,6 @@ def test_chance_collisions_are_undone(size: int) -> None:
 def test_plain_bit_counts_would_make_unrelated_blocks_look_alike() -> None:
     raw = [_raw_diff(a, b) for a, b, _ in _pairs(24)]
     assert sum(raw) / len(raw) < 0.85
-
-
-def test_the_compiled_signature_is_built() -> None:
-    assert compiled("templates._offsets") is not None
 
 
 _WORDS = st.lists(
