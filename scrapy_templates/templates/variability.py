@@ -41,6 +41,9 @@ Words = tuple[str, ...]
 _TEXT_KEY = itemgetter(3)  # a sample's hash of its words
 
 
+WORD_CHARS = 24  # characters looked at per word wanted
+
+
 def words(text: str, limit: int) -> Words:
     """The first ``limit`` words of ``text``, lowercased (words are looked for in its first
     ``24 · limit`` characters).
@@ -52,7 +55,7 @@ def words(text: str, limit: int) -> Words:
         found = WORD.findall(text[: limit * 8].lower())
         if len(found) > limit:
             return tuple(found[:limit])
-    return tuple(WORD.findall(text[: limit * 24].lower())[:limit])
+    return tuple(WORD.findall(text[: limit * WORD_CHARS].lower())[:limit])
 
 
 def common_weight(a: Words, b: Words) -> int:
@@ -140,10 +143,15 @@ class BlockSamples:
     The score sums Webstemmer's terms over the ring of neighbouring samples (each sample
     with the next, the last with the first) rather than over all pairs: as many pairs as
     samples, each sample in two. A pair's term is computed once, when a score is first asked
-    for, and kept until one of its samples is replaced; so is the score itself."""
+    for, and kept until one of its samples is replaced; so is the score itself.
+
+    Texts given by :meth:`keep` are read into samples only when the block is first judged
+    (:attr:`varies`, :meth:`diff_score`): most content blocks of a site occur on one page and
+    never are, so their words and signatures are never computed."""
 
     size: int
     comparison: Comparison = COMPARISONS["bits"]
+    words: int = 24
     pages: int = 0
     samples: list[tuple[int, Any, float, int]] = field(default_factory=list)
     _pairs: dict[tuple[int, int], tuple[float, float]] = field(default_factory=dict)
@@ -153,6 +161,7 @@ class BlockSamples:
     _varies: bool = False
     _w: float = 1.0
     _due: int = 0
+    _unread: dict[int, str] = field(default_factory=dict)
 
     def offer(self, rng: random.Random) -> int | None:
         """Count one more page holding the block; the reservoir slot its text goes to, or
@@ -186,15 +195,29 @@ class BlockSamples:
         self._scored = False
         self._varies = len(set(map(_TEXT_KEY, self.samples))) > 1
 
+    def keep(self, slot: int, text: str) -> None:
+        """Keep ``text`` for ``slot``, to be read into a sample of its first :attr:`words`
+        words when the block is judged."""
+        self._unread[slot] = text[: self.words * WORD_CHARS]
+
+    def _read(self) -> None:
+        unread, self._unread = self._unread, {}
+        for slot, text in unread.items():
+            self.store(slot, words(text, self.words))
+
     @property
     def varies(self) -> bool:
         """Whether the sampled copies differ at all (digits included): identical copies are
         exact counting's to judge, with its site-wide share."""
+        if self._unread:
+            self._read()
         return self._varies
 
     def diff_score(self) -> float | None:
         """0 when every sampled copy is the same text, 1 when no two share a word; ``None``
         while fewer than two copies with letters were sampled."""
+        if self._unread:
+            self._read()
         if self._scored:
             return self._score
         pairs = self._pairs
@@ -246,10 +269,12 @@ class LayoutBlocks:
                 if len(blocks) >= self.max_blocks:
                     flags.append(False)
                     continue
-                block = blocks[key] = BlockSamples(self.samples, COMPARISONS[self.comparison])
+                block = blocks[key] = BlockSamples(
+                    self.samples, COMPARISONS[self.comparison], self.words
+                )
             slot = block.offer(self.rng)
             if slot is not None:
-                block.store(slot, words(text, self.words))
+                block.keep(slot, text)
             flags.append(self._static(block))
         return flags
 

@@ -224,3 +224,25 @@ def test_words_are_the_first_words_of_the_whole_prefix(text: str, limit: int) ->
     # The short prefix tried first must give what the whole 24·limit prefix gives, a Greek
     # capital sigma cut at its end (final or not, by what follows) included.
     assert words(text, limit) == tuple(WORD.findall(text[: limit * 24].lower())[:limit])
+
+
+def test_a_block_seen_on_one_page_is_never_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Content blocks are new on almost every page: their words and signatures are computed
+    # only once the block is judged, which a block seen on fewer than min_pages never is.
+    import scrapy_templates.templates.variability as variability
+
+    read: list[str] = []
+    real_words = variability.words
+
+    def counting(text: str, limit: int) -> tuple[str, ...]:
+        read.append(text)
+        return real_words(text, limit)
+
+    monkeypatch.setattr(variability, "words", counting)
+    layout = LayoutBlocks(min_pages=3)
+    for page in range(6):
+        flags = layout.add(["body/nav", f"body/p{page}"], ["Home News Sport", f"story {page}"])
+        assert flags == [False, False]
+    assert not any(text.startswith("story") for text in read)
+    # the navigation, on every page, was read once it had been seen on min_pages pages
+    assert read.count("Home News Sport") >= 3
