@@ -16,7 +16,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urljoin
 
 import lxml.etree
@@ -97,14 +97,15 @@ class PageError(ValueError):
         self.reason = reason
 
 
-@dataclass(frozen=True, slots=True)
-class Pagelet:
+class Pagelet(NamedTuple):
     """A flat region of a page: its tag path, visible text, hrefs and text fingerprint.
 
     ``fingerprint`` is 0 for a pagelet without letters or digits; such pagelets are never
     counted. ``pattern`` is the number-blind fingerprint of a pagelet with digits (0 for
     one without). ``position`` is the chain of child indexes from the partition root, so pagelets
     under one element share a prefix. ``anchors`` holds the text of each link of ``hrefs``.
+    A named tuple: immutable, and made several times faster than a frozen dataclass (a page
+    has dozens).
     """
 
     path: str

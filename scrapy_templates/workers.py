@@ -53,13 +53,11 @@ class ParseOptions:
 
 
 def _to_wire(page: Page) -> tuple[Any, ...]:
-    """A detached page as plain tuples (faster to pickle than dataclasses)."""
+    """A detached page as plain tuples (faster to pickle than dataclasses and named
+    tuples)."""
     return (
         page.url,
-        [
-            (p.path, p.text, p.hrefs, p.fingerprint, p.pattern, p.position, p.anchors)
-            for p in page.pagelets
-        ],
+        [tuple(p) for p in page.pagelets],
         page.title,
         page.simhash,
         page.text_hash,
@@ -75,7 +73,7 @@ def _from_wire(wire: tuple[Any, ...]) -> Page:
     url, pagelets, title, simhash, text_hash, notes, canonical, h1, below, block_texts = wire
     return Page(
         url,
-        [Pagelet(*p) for p in pagelets],
+        list(map(Pagelet._make, pagelets)),
         title,
         simhash,
         text_hash,
