@@ -9,7 +9,13 @@ element's end is a word break in the text, as the pure-Python walk gets by appen
 to block tails.
 """
 
-from cpython.unicode cimport PyUnicode_DecodeUTF8
+from cpython.unicode cimport (
+    Py_UNICODE_ISDECIMAL,
+    PyUnicode_DATA,
+    PyUnicode_DecodeUTF8,
+    PyUnicode_KIND,
+    PyUnicode_READ,
+)
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, strcmp, strlen
 
@@ -17,11 +23,7 @@ cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
 from lxml.includes.tree cimport xmlAttr, xmlNode
 
-import re
-
 cetree.import_lxml__etree()
-
-_DIGITS = re.compile(r"\d")
 
 # Names of the elements a browser lays out as blocks (``page.BLOCK_TAGS``, set once by
 # :func:`set_block_tags`), sorted, with the range of names starting with each byte; the bytes
@@ -348,19 +350,31 @@ cdef class _Walk:
         return 0
 
 
+cdef bint _has_digit(str text):
+    """Does ``text`` hold a decimal digit (what ``\\d`` matches)?"""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t i
+    for i in range(len(text)):
+        if Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, i)):
+            return True
+    return False
+
+
 cdef str _tag_step(xmlNode* n):
     """``tag#id`` or ``tag.first-class``, leaving out ids and classes with digits (as
     ``page._tag_step``)."""
     step = _decode(<const char*>n.name, strlen(<const char*>n.name))
     cdef xmlAttr* attr = _attribute(n, "id")
+    cdef str el_id
     if attr is not NULL:
         el_id = _attribute_value(attr)
-        if el_id and not _DIGITS.search(el_id):
+        if el_id and not _has_digit(el_id):
             return f"{step}#{el_id}"
     attr = _attribute(n, "class")
     if attr is not NULL:
         parts = _attribute_value(attr).split(None, 1)
-        if parts and not _DIGITS.search(parts[0]):
+        if parts and not _has_digit(parts[0]):
             return f"{step}.{parts[0]}"
     return step
 

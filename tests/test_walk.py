@@ -55,7 +55,9 @@ EDGE_CASES = {
         <p>text</p></body>""",
     "ids and classes": """<body><div id="post-42" class="entry">
         <div id="" class="  nav  main"><a href="/1">1</a><a href="/2">2</a><a href="/3">3</a></div>
-        <div class="c9 x"><p>p</p></div><div id="side" class="s">s</div></div></body>""",
+        <div class="c9 x"><p>p</p></div><div id="side" class="s">s</div>
+        <div id="sec٣" class="part²">arabic-indic digit in the id, superscript in the class</div>
+        </div></body>""",
     "blocks and breaks": """<body><div><p>one</p><p>two</p>three<br>four<span>five</span>
         <li>six</li><td>seven</td></div></body>""",
     "unicode": """<body><p>İstanbul ǅemal 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 日本語のテキスト ٣٤ ½ x²</p>
