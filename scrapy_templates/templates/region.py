@@ -37,6 +37,7 @@ class SiteRegion:
     pages: int = 0
     _main: str | None = None
     _computed_at: int = -1
+    _chains: dict[str, list[tuple[dict[str, float], str]]] = field(default_factory=dict)
 
     def add(self, paths: Sequence[str], weights: Sequence[int], flags: Sequence[bool]) -> None:
         """Record one decided page: its pagelets' paths, non-template text sizes and template
@@ -70,21 +71,32 @@ class SiteRegion:
         if not page_total:
             return
         self.total += 1.0
+        whole, chains = self.whole, self._chains
         for path, size in zip(paths, weights, strict=True):
             if not size:
                 continue
             weight = size / page_total
-            self.whole[path] = self.whole.get(path, 0.0) + weight
-            parent = ""
-            for node in _prefixes(path):
-                below = self.children.setdefault(parent, {})
+            whole[path] = whole.get(path, 0.0) + weight
+            chain = chains.get(path)
+            if chain is None:
+                chain = chains[path] = self._chain(path)
+            for below, node in chain:
                 below[node] = below.get(node, 0.0) + weight
-                parent = node
+
+    def _chain(self, path: str) -> list[tuple[dict[str, float], str]]:
+        """Each prefix of ``path`` with the table of its parent's children it is counted in."""
+        chain = []
+        parent = ""
+        for node in _prefixes(path):
+            chain.append((self.children.setdefault(parent, {}), node))
+            parent = node
+        return chain
 
     def _prune(self) -> None:
         """Forget tag paths seen on fewer than 1 % of the site's pages (ids generated per page
         make most paths unique). The main path only ever runs through common paths, so this
         bounds memory without changing the answer."""
+        self._chains.clear()  # they hold tables about to be dropped
         keep = {p for p, n in self.seen.items() if n >= _RARE * self.pages}
         for table in (self.seen, self.unsplit, self.split, self.templated, self.whole):
             for key in [k for k in table if k not in keep]:

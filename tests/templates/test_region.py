@@ -90,6 +90,11 @@ def test_paths_unique_to_one_page_are_pruned_without_changing_the_answer() -> No
             )
     assert len(bounded.seen) < 300 < len(unbounded.seen)
     assert bounded.main_path() == unbounded.main_path() == CONTENT
+    # the weights of the paths kept went on counting into the tables pruning left in place
+    for parent, below in bounded.children.items():
+        for node, weight in below.items():
+            assert weight == unbounded.children[parent][node], node
+    assert bounded.children[""]["body"] == pytest.approx(400)
 
 
 @pytest.mark.parametrize(
@@ -129,3 +134,16 @@ def test_navigation_is_links_to_two_pages_of_the_site_with_little_else(
     hrefs = [h for h, _ in links]
     anchors = [a for _, a in links]
     assert is_navigation(text, hrefs, anchors, "site.test") is expected
+
+
+def test_a_path_pruned_then_seen_again_counts_from_then_on() -> None:
+    region = SiteRegion(max_nodes=50)
+    late = "body/div#late/p"
+    region.add([late], [10], [False])
+    for i in range(150):  # unique paths: the late one is rare when pruning starts
+        region.add([f"body/div#u{chr(97 + i % 26)}{chr(97 + i // 26)}"], [10], [False])
+    assert late not in region.seen
+    for _ in range(50):
+        region.add([late], [10], [False])
+    assert region.children["body/div#late"][late] == pytest.approx(50)
+    assert region.whole[late] == pytest.approx(50)
