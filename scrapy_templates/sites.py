@@ -60,7 +60,8 @@ class LinkTargets:
     remembered per href and the part of the page's URL it depends on: the origin for absolute
     and root-relative hrefs, the page's directory for path-relative ones ("ref.html",
     "../up"), which is what navigation and listings repeat from page to page. Hrefs that depend
-    on the whole URL ("?page=2", "#top", "") are resolved every time. At most ``limit`` are
+    on the whole URL ("?page=2", "") are resolved every time, except fragments ("#top",
+    "#usage"): all of them name the page itself, resolved once per page. At most ``limit`` are
     kept (all are forgotten when it is reached)."""
 
     def __init__(self, limit: int = 50_000) -> None:
@@ -77,6 +78,7 @@ class LinkTargets:
         # too (urljoin drops its empty, "." and ".." segments).
         plain_base = _plain_relative(folder)
         known = self.known
+        here: list[str] = []  # the target of a non-empty fragment, once resolved
 
         def target(href: str) -> str:
             joined = None  # the resolved URL, when plain appending gives it
@@ -90,6 +92,11 @@ class LinkTargets:
                 key = directory + "\0" + href
                 if plain_base and _plain_relative(href):
                     joined = directory + href
+            elif href.startswith("#") and len(href) > 1:
+                # urljoin keeps all of the page's URL but the fragment, which page_id drops
+                if not here:
+                    here.append(page_id(urljoin(base, href)))
+                return here[0]
             else:
                 return page_id(urljoin(base, href))
             found = known.get(key)
