@@ -400,3 +400,47 @@ def partition(cetree._Element root not None, int k):
         return None
     walk.visit(c_root, 0, _decode(<const char*>c_root.name, strlen(<const char*>c_root.name)), ())
     return walk.found, walk.elements
+
+
+def elements_named(cetree._Element root not None, names) -> list:
+    """Elements of ``root``'s tree named one of ``names`` (no namespace), ``root`` included,
+    in document order: what ``root.iter(*names)`` gives, found in one pass over the C tree
+    (the page's title, heading and ``<link>`` elements are looked for in the whole page)."""
+    wanted = [str(name).encode("utf-8") for name in names]
+    cdef Py_ssize_t n_wanted = len(wanted), i
+    cdef const char** c_names = <const char**>malloc(max(n_wanted, 1) * sizeof(char*))
+    if c_names is NULL:
+        raise MemoryError()
+    for i in range(n_wanted):
+        c_names[i] = <bytes>wanted[i]
+    found = []
+    cdef xmlNode* top = root._c_node
+    cdef xmlNode* n = top
+    try:
+        while n is not NULL:
+            if n.ns is NULL:
+                for i in range(n_wanted):
+                    if strcmp(<const char*>n.name, c_names[i]) == 0:
+                        found.append(cetree.elementFactory(root._doc, n))
+                        break
+            n = _next_element(n, top)
+    finally:
+        free(c_names)
+    return found
+
+
+cdef xmlNode* _next_element(xmlNode* n, xmlNode* top) noexcept nogil:
+    """The element after ``n`` in document order inside ``top`` (``NULL`` past the end)."""
+    cdef xmlNode* after = n.children
+    while after is not NULL and not _is_element(after):
+        after = after.next
+    if after is not NULL:
+        return after
+    while n is not top and n is not NULL:
+        after = n.next
+        while after is not NULL and not _is_element(after):
+            after = after.next
+        if after is not NULL:
+            return after
+        n = n.parent
+    return NULL

@@ -74,8 +74,9 @@ BLOCK_TAGS = [
 ]
 BLOCK_LIMIT = 30
 _TITLE_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "dt", "td", "a", "strong", "b")
+# Nothing looks elements up by id, so the parser keeps no table of them.
 _PARSER = lxml.etree.HTMLParser(
-    encoding="utf-8", recover=True, remove_comments=True, remove_pis=True
+    encoding="utf-8", recover=True, remove_comments=True, remove_pis=True, collect_ids=False
 )
 _walk = compiled("_walk")
 if _walk is not None:
@@ -437,11 +438,16 @@ def parse_page(
         raise PageError("parse-error", f"HTML could not be parsed: {exc}") from exc
     if doc is None:
         raise PageError("empty", "no element in the document")
-    title_el = next(doc.iter("title"), None)
-    title = _clean("".join(title_el.itertext())) if title_el is not None else ""
-    h1_el = next(doc.iter("h1"), None)
-    h1 = _clean(" ".join(h1_el.itertext())) if h1_el is not None else ""
-    canonical = _canonical(doc, url)
+    first: dict[str, lxml.etree._Element] = {}
+    links = []
+    for el in _elements_named(doc, ("title", "h1", "link")):
+        if el.tag == "link":
+            links.append(el)
+        else:
+            first.setdefault(str(el.tag), el)
+    title = _clean("".join(first["title"].itertext())) if "title" in first else ""
+    h1 = _clean(" ".join(first["h1"].itertext())) if "h1" in first else ""
+    canonical = _canonical(links, url)
     lxml.etree.strip_elements(doc, *_INVISIBLE, with_tail=False)
     body = doc.find("body")
     root = body if body is not None else doc
@@ -451,9 +457,16 @@ def parse_page(
     return Page(url, pagelets, title, page_simhash, text_hash, notes, elements, canonical, h1)
 
 
-def _canonical(doc: lxml.etree._Element, url: str) -> str | None:
-    """The absolute URL of the page's ``<link rel="canonical">``, if any."""
-    for link in doc.iter("link"):
+def _elements_named(doc: lxml.etree._Element, names: tuple[str, ...]) -> list[lxml.etree._Element]:
+    """``doc.iter(*names)`` as a list, found by the compiled module when it was built."""
+    if _walk is not None:
+        return list(_walk.elements_named(doc, names))
+    return list(doc.iter(*names))
+
+
+def _canonical(links: Iterable[lxml.etree._Element], url: str) -> str | None:
+    """The absolute URL of the first ``<link rel="canonical">`` among ``links``, if any."""
+    for link in links:
         if "canonical" in (link.get("rel") or "").lower().split():
             href = str(link.get("href") or "").strip()
             if href:

@@ -126,11 +126,41 @@ def test_random_documents_give_the_same_pagelets(body: list[str], k: int) -> Non
     assert compiled_ == python
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    body=st.lists(_html(), min_size=1, max_size=4),
+    names=st.sets(st.sampled_from(_TAGS), min_size=1),
+)
+def test_elements_named_are_what_iter_gives(body: list[str], names: set[str]) -> None:
+    assert _walk is not None
+    doc = lxml.etree.fromstring("<html><body>" + "".join(body) + "</body></html>", page._PARSER)
+    for root in (doc, *doc.iter("div", "ul")):  # the whole tree, and subtrees of it
+        assert _walk.elements_named(root, sorted(names)) == list(root.iter(*names))
+
+
+def test_elements_named_leave_out_namespaced_elements_and_reach_any_depth() -> None:
+    assert _walk is not None
+    root = lxml.etree.Element("body")
+    el = root
+    for _ in range(3000):
+        el = lxml.etree.SubElement(el, "div")
+    lxml.etree.SubElement(el, "{urn:x}h1")
+    plain = lxml.etree.SubElement(el, "h1")
+    assert _walk.elements_named(root, ["h1"]) == list(root.iter("h1")) == [plain]
+
+
 def test_parse_page_is_the_same_with_either_walk(monkeypatch: pytest.MonkeyPatch) -> None:
-    html = EDGE_CASES["nested split"]
+    html = (
+        '<html><head><title>The   page</title><link rel="next" href="/n">'
+        '<link rel="Canonical" href="/c"></head>'
+        + EDGE_CASES["nested split"].replace("lead text", "<h1>First <i>one</i></h1><h1>2</h1>")
+        + "</html>"
+    )
     fast = page.parse_page(html, "http://s/p")
+    assert (fast.title, fast.h1, fast.canonical) == ("The page", "First one", "http://s/c")
     monkeypatch.setattr(page, "_walk", None)
     slow = page.parse_page(html, "http://s/p")
+    assert (slow.title, slow.h1, slow.canonical) == (fast.title, fast.h1, fast.canonical)
     assert fast.pagelets == slow.pagelets
     assert (fast.simhash, fast.text_hash) == (slow.simhash, slow.text_hash)
     for i, pagelet in enumerate(fast.pagelets):
