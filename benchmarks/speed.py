@@ -108,7 +108,7 @@ def evidence_memory(pages: list[Any], comparison: str) -> tuple[int, int]:
     gc.collect()
     size = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
-    return sum(len(layout.blocks) for layout in layouts.values()), size
+    return sum(layout.tracked for layout in layouts.values()), size
 
 
 def main() -> None:

@@ -37,7 +37,7 @@ class SiteRegion:
     pages: int = 0
     _main: str | None = None
     _computed_at: int = -1
-    _chains: dict[str, list[tuple[dict[str, float], str]]] = field(default_factory=dict)
+    _chains: dict[str, list[dict[str, float]]] = field(default_factory=dict)
 
     def add(self, paths: Sequence[str], weights: Sequence[int], flags: Sequence[bool]) -> None:
         """Record one decided page: its pagelets' paths, non-template text sizes and template
@@ -80,17 +80,14 @@ class SiteRegion:
             chain = chains.get(path)
             if chain is None:
                 chain = chains[path] = self._chain(path)
-            for below, node in chain:
+            for below, node in zip(chain, _prefixes(path), strict=True):
                 below[node] = below.get(node, 0.0) + weight
 
-    def _chain(self, path: str) -> list[tuple[dict[str, float], str]]:
-        """Each prefix of ``path`` with the table of its parent's children it is counted in."""
-        chain = []
-        parent = ""
-        for node in _prefixes(path):
-            chain.append((self.children.setdefault(parent, {}), node))
-            parent = node
-        return chain
+    def _chain(self, path: str) -> list[dict[str, float]]:
+        """For each prefix of ``path``, the table of its parent's children it is counted in
+        (one list per path: it outlives the page, and the collector walks what outlives)."""
+        parents = ("", *_prefixes(path)[:-1])
+        return [self.children.setdefault(parent, {}) for parent in parents]
 
     def _prune(self) -> None:
         """Forget tag paths seen on fewer than 1 % of the site's pages (ids generated per page

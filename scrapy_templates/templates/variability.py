@@ -244,7 +244,11 @@ class LayoutBlocks:
     ``min_pages``: pages a block must have been seen on before it can be called static;
     ``min_share``: and at least this share of the layout's pages; ``max_diff``: the DiffScore
     at or below which it is static; ``comparison``: a key of :data:`COMPARISONS`. At most
-    ``max_blocks`` blocks are tracked."""
+    ``max_blocks`` blocks are tracked.
+
+    A block seen on one page so far (most content blocks) is only its text in :attr:`once`;
+    it gets its :class:`BlockSamples` when a second page has it. One copy is never static,
+    and a plain string is a few bytes that the garbage collector never has to walk."""
 
     samples: int = 6
     words: int = 24
@@ -255,23 +259,33 @@ class LayoutBlocks:
     comparison: str = "bits"
     pages: int = 0
     blocks: dict[BlockKey, BlockSamples] = field(default_factory=dict)
+    once: dict[BlockKey, str] = field(default_factory=dict)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
+
+    @property
+    def tracked(self) -> int:
+        """How many blocks are tracked (at most ``max_blocks``)."""
+        return len(self.blocks) + len(self.once)
 
     def add(self, paths: Sequence[str], texts: Sequence[str]) -> list[bool]:
         """Record one page's blocks; which of them are static after it (as :meth:`static`
         would answer), found in the same pass."""
         self.pages += 1
-        blocks = self.blocks
+        blocks, once = self.blocks, self.once
         flags = []
         for key, text in zip(block_keys(paths), texts, strict=True):
             block = blocks.get(key)
             if block is None:
-                if len(blocks) >= self.max_blocks:
+                first = once.pop(key, None)
+                if first is None:
+                    if len(blocks) + len(once) < self.max_blocks:
+                        once[key] = text[: self.words * WORD_CHARS]
                     flags.append(False)
                     continue
                 block = blocks[key] = BlockSamples(
                     self.samples, COMPARISONS[self.comparison], self.words
                 )
+                block.keep(block.offer(self.rng) or 0, first)  # the first page's slot: 0
             slot = block.offer(self.rng)
             if slot is not None:
                 block.keep(slot, text)

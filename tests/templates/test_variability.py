@@ -124,7 +124,22 @@ def test_identical_copies_are_left_to_exact_counting() -> None:
 def test_blocks_are_bounded() -> None:
     layout = LayoutBlocks(max_blocks=3)
     layout.add([f"body/p{i}" for i in range(10)], ["text"] * 10)
-    assert len(layout.blocks) == 3
+    assert layout.tracked == len(layout.once) == 3
+    layout.add([f"body/p{i}" for i in range(10)], ["text"] * 10)
+    assert layout.tracked == len(layout.blocks) == 3, "seen twice: sampled, still 3"
+
+
+def test_a_block_seen_once_is_its_text_until_a_second_page_has_it() -> None:
+    layout = LayoutBlocks(words=2)
+    text = "A first page's text, longer than two words may need " * 3
+    layout.add(["body/p", "body/nav"], [text, "Home About"])
+    assert layout.once == {("body/p", 0): text[:48], ("body/nav", 0): "Home About"}
+    assert layout.blocks == {}
+    layout.add(["body/nav"], ["Home About"])
+    assert set(layout.once) == {("body/p", 0)} and set(layout.blocks) == {("body/nav", 0)}
+    layout.add(["body/nav"], ["Home Contact"])
+    block = layout.blocks[("body/nav", 0)]
+    assert (block.pages, block.varies) == (3, True), "the first page's copy is a sample"
 
 
 @pytest.mark.parametrize("comparison", sorted(COMPARISONS))
