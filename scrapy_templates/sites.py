@@ -81,7 +81,7 @@ class LinkTargets:
         here: list[str] = []  # the target of a non-empty fragment, once resolved
 
         def target(href: str) -> str:
-            joined = None  # the resolved URL, when plain appending gives it
+            relative = False
             if href.startswith(("http://", "https://")):
                 key = href
             elif href.startswith("/"):
@@ -90,8 +90,7 @@ class LinkTargets:
                 key = origin + href
             elif href and href[0] not in "?#" and ":" not in href:
                 key = directory + "\0" + href
-                if plain_base and _plain_relative(href):
-                    joined = directory + href
+                relative = True
             elif href.startswith("#") and len(href) > 1:
                 # urljoin keeps all of the page's URL but the fragment, which page_id drops
                 if not here:
@@ -103,7 +102,11 @@ class LinkTargets:
             if found is None:
                 if len(known) >= self.limit:
                     known.clear()
-                found = known[key] = page_id(joined or urljoin(base, href))
+                if relative and plain_base and _plain_relative(href):
+                    found = page_id(directory + href)
+                else:
+                    found = page_id(urljoin(base, href))
+                known[key] = found
             return found
 
         return target
