@@ -71,10 +71,12 @@ class SiteRegion:
         if not page_total:
             return
         self.total += 1.0
-        whole, chains = self.whole, self._chains
+        sizes: dict[str, int] = {}  # a path's pagelets are counted together
         for path, size in zip(paths, weights, strict=True):
-            if not size:
-                continue
+            if size:
+                sizes[path] = sizes.get(path, 0) + size
+        whole, chains = self.whole, self._chains
+        for path, size in sizes.items():
             weight = size / page_total
             whole[path] = whole.get(path, 0.0) + weight
             chain = chains.get(path)
