@@ -4,7 +4,8 @@
 Same values as the numpy path of :func:`scrapy_templates.fingerprint.text_fingerprints`; the
 character classes come from that module's tables, so both agree on what a letter is. Window
 hashes of the simhash are md5-derived as in the ``simhash`` package, kept in an open-addressing
-table across pages so that a window is hashed once per process.
+table across pages so that a window is hashed once per process; a page's windows are looked up
+in order, each table line fetched a few windows ahead.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -109,12 +110,6 @@ cdef _Table _known
 cdef size_t _KNOWN_MAX = 1 << 21
 _table_init(&_known, 1 << 16)
 
-# Windows of the page being hashed, with their counts; reused from page to page (a table
-# grown past _PAGE_SLOTS_KEEP by a huge page is let go).
-cdef size_t _PAGE_SLOTS = 1 << 12
-cdef size_t _PAGE_SLOTS_KEEP = 1 << 16
-cdef _Table _page
-_table_init(&_page, _PAGE_SLOTS)
 
 
 cdef uint64_t _new_window_hash(uint64_t key, object md5_tail) except? 0:
@@ -131,9 +126,10 @@ cdef uint64_t _new_window_hash(uint64_t key, object md5_tail) except? 0:
     return value
 
 
-# The kept code points of the text being hashed; reused from page to page.
+# The kept code points and the window keys of the text being hashed; reused from page to page.
 cdef uint32_t* _exact_buf = NULL
 cdef uint32_t* _letter_buf = NULL
+cdef uint64_t* _window_buf = NULL
 cdef Py_ssize_t _buf_size = 0
 
 
@@ -141,22 +137,25 @@ cdef Py_ssize_t _BUF_KEEP = 1 << 20  # code points kept between pages; a huge pa
 
 
 cdef void _release_code_points() noexcept nogil:
-    global _exact_buf, _letter_buf, _buf_size
+    global _exact_buf, _letter_buf, _window_buf, _buf_size
     free(_exact_buf)
     free(_letter_buf)
+    free(_window_buf)
     _exact_buf = _letter_buf = NULL
+    _window_buf = NULL
     _buf_size = 0
 
 
 cdef int _reserve_code_points(Py_ssize_t n) except -1:
-    global _exact_buf, _letter_buf, _buf_size
+    global _exact_buf, _letter_buf, _window_buf, _buf_size
     if n < _buf_size:
         return 0
     n = max(n + 1, 2 * _buf_size, 1 << 14)
     _release_code_points()
     _exact_buf = <uint32_t*>malloc(n * sizeof(uint32_t))
     _letter_buf = <uint32_t*>malloc(n * sizeof(uint32_t))
-    if _exact_buf is NULL or _letter_buf is NULL:
+    _window_buf = <uint64_t*>malloc(n * sizeof(uint64_t))
+    if _exact_buf is NULL or _letter_buf is NULL or _window_buf is NULL:
         _release_code_points()
         raise MemoryError()
     _buf_size = n
@@ -187,6 +186,7 @@ def fingerprints(
     _reserve_code_points(total)
     cdef uint32_t* exact_buf = _exact_buf
     cdef uint32_t* letter_buf = _letter_buf
+    cdef uint64_t* window_buf = _window_buf
     cdef Py_ssize_t pos = 0, end, n_exact, n_letters, length
     cdef uint32_t ch
     cdef int kind = PyUnicode_KIND(lowered)
@@ -212,7 +212,7 @@ def fingerprints(
                     key = (key << 16) | ch
                     run += 1
                     if run >= 4:
-                        _take(&_page, key).value += 1
+                        window_buf[windows] = key
                         windows += 1
                 if is_alpha[ch]:
                     exact_buf[n_exact] = _little_endian(ch)
@@ -226,12 +226,8 @@ def fingerprints(
             patterns.append(_digest(letter_buf, n_letters, b"numblind") if digits else 0)
         simhash = _simhash(windows, md5_tail) if bmp and run > 4 else None
     finally:
-        _clear(&_page)
         if _buf_size > _BUF_KEEP:
             _release_code_points()
-        if _page.mask + 1 > _PAGE_SLOTS_KEEP:
-            _table_free(&_page)
-            _table_init(&_page, _PAGE_SLOTS)
     return exact, patterns, simhash
 
 
@@ -239,27 +235,34 @@ cdef extern from *:
     void __builtin_prefetch(const void* address) nogil
 
 
+cdef enum:
+    _AHEAD = 16  # windows between a table line's fetch and its look-up
+
+
 cdef object _simhash(Py_ssize_t windows, object md5_tail):
     """Weighted bit majority of the page's window hashes (a bit is set when the windows that
-    set it outweigh the rest). The cache lines of the known hashes are fetched ahead of the
-    look-ups, and counts are summed per byte value (8 additions per window, not 64)."""
+    set it outweigh the rest), each window counted as often as it occurs. Counts are summed
+    per byte value (8 additions per window, not 64)."""
     cdef uint64_t by_byte[8][256]
-    cdef uint64_t h, count, ones, value = 0
-    cdef size_t i, j, slot
+    cdef uint64_t h, key, ones, value = 0
+    cdef uint64_t* keys = _window_buf
+    cdef Py_ssize_t j
+    cdef size_t slot
     cdef int b, v
     memset(by_byte, 0, sizeof(by_byte))
-    for j in range(_page.used):
-        __builtin_prefetch(&_known.entries[_home(&_known, _page.entries[_page.taken[j]].key)])
-    for j in range(_page.used):
-        i = _page.taken[j]
-        slot = _slot(&_known, _page.entries[i].key)
-        if _known.entries[slot].key == _page.entries[i].key:
+    for j in range(min(windows, _AHEAD)):
+        __builtin_prefetch(&_known.entries[_home(&_known, keys[j])])
+    for j in range(windows):
+        if j + _AHEAD < windows:
+            __builtin_prefetch(&_known.entries[_home(&_known, keys[j + _AHEAD])])
+        key = keys[j]
+        slot = _slot(&_known, key)
+        if _known.entries[slot].key == key:
             h = _known.entries[slot].value
         else:
-            h = _new_window_hash(_page.entries[i].key, md5_tail)
-        count = _page.entries[i].value
+            h = _new_window_hash(key, md5_tail)
         for b in range(8):
-            by_byte[b][(h >> (8 * b)) & 0xFF] += count
+            by_byte[b][(h >> (8 * b)) & 0xFF] += 1
     for b in range(64):
         ones = 0
         for v in range(256):
