@@ -17,7 +17,10 @@ from libc.string cimport memset
 import hashlib
 import sys
 
-_blake2b = hashlib.blake2b
+# Hashers set up once (size and personalisation); each digest starts from a copy.
+_EXACT = hashlib.blake2b(digest_size=8, person=b"exact")
+_NUMBER_BLIND = hashlib.blake2b(digest_size=8, person=b"numblind")
+_from_bytes = int.from_bytes
 # The kept code points are hashed as little-endian UTF-32, as the numpy path hashes them.
 cdef bint _LITTLE_ENDIAN = sys.byteorder == "little"
 
@@ -162,12 +165,12 @@ cdef int _reserve_code_points(Py_ssize_t n) except -1:
     return 0
 
 
-cdef object _digest(uint32_t* kept, Py_ssize_t n, bytes person):
+cdef object _digest(uint32_t* kept, Py_ssize_t n, object hasher):
     if n == 0:
         return 0
-    data = PyBytes_FromStringAndSize(<char*>kept, 4 * n)
-    value = int.from_bytes(_blake2b(data, digest_size=8, person=person).digest(), "big")
-    return value or 1
+    hashing = hasher.copy()
+    hashing.update(PyBytes_FromStringAndSize(<char*>kept, 4 * n))
+    return _from_bytes(hashing.digest(), "big") or 1
 
 
 def fingerprints(
@@ -222,8 +225,8 @@ def fingerprints(
                     else:
                         letter_buf[n_letters] = _little_endian(ch)
                         n_letters += 1
-            exact.append(_digest(exact_buf, n_exact, b"exact"))
-            patterns.append(_digest(letter_buf, n_letters, b"numblind") if digits else 0)
+            exact.append(_digest(exact_buf, n_exact, _EXACT))
+            patterns.append(_digest(letter_buf, n_letters, _NUMBER_BLIND) if digits else 0)
         simhash = _simhash(windows, md5_tail) if bmp and run > 4 else None
     finally:
         if _buf_size > _BUF_KEEP:
