@@ -11,6 +11,7 @@ to block tails.
 
 from cpython.unicode cimport (
     Py_UNICODE_ISDECIMAL,
+    Py_UNICODE_ISSPACE,
     PyUnicode_DATA,
     PyUnicode_DecodeUTF8,
     PyUnicode_KIND,
@@ -199,12 +200,46 @@ cdef int _collect(xmlNode* n, _Buffer* buf, bint every_break, int depth) except 
     return 0
 
 
+cdef size_t _collapse(char* data, size_t size) noexcept:
+    """Collapse the white space of the UTF-8 text ``data`` in place, as ``" ".join(
+    text.split())`` does: runs of what ``str.isspace`` accepts become one space, none at
+    either end. Returns the new size. (libxml2 hands over valid UTF-8; a stray byte is copied
+    as it is, for the decoder to replace.)"""
+    cdef size_t i = 0, n = 0, width, j
+    cdef unsigned char c
+    cdef unsigned int cp
+    cdef bint space = False
+    while i < size:
+        c = <unsigned char>data[i]
+        if c < 0x80:
+            width, cp = 1, c
+        elif c < 0xC0:  # a stray continuation byte, which the decoder replaces
+            width, cp = 1, 0xFFFD
+        else:
+            width = min(4 if c >= 0xF0 else 3 if c >= 0xE0 else 2, size - i)
+            cp = c & (0x3F >> (width - 1))
+        for j in range(1, width):
+            cp = (cp << 6) | (<unsigned char>data[i + j] & 0x3F)
+        if Py_UNICODE_ISSPACE(cp):
+            space = n > 0
+        else:
+            if space:
+                data[n] = 32
+                n += 1
+                space = False
+            for j in range(width):
+                data[n + j] = data[i + j]
+            n += width
+        i += width
+    return n
+
+
 cdef str _clean_text(xmlNode* n, bint every_break):
     cdef _Buffer buf
     _init(&buf)
     try:
         _collect(n, &buf, every_break, 0)
-        return " ".join(_decode(buf.data, buf.size).split())
+        return _decode(buf.data, _collapse(buf.data, buf.size))
     finally:
         free(buf.data)
 

@@ -42,6 +42,8 @@ def _both(html: str, k: int = 3) -> tuple[list[object], list[object]]:
 
 
 EDGE_CASES = {
+    "white space of every kind": """<body><p> a\u2003b\u3000c\u0085d&#x2028;e\u00a0\u00a0f
+        g\u200bh\u1680i\u202fj\t\r\nk ß 日 𝔘 </p><div>\u3000</div><p>l<br>m</p></body>""",
     "nested split": """<body><div id="wrap">lead text
         <div class="menu"><a href="/1">one</a><a href="/2">two</a><a href="/3">three</a></div>
         middle <b>bold</b> tail
