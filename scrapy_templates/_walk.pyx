@@ -234,20 +234,22 @@ cdef size_t _collapse(char* data, size_t size) noexcept:
     return n
 
 
-cdef str _clean_text(xmlNode* n, bint every_break):
-    cdef _Buffer buf
-    _init(&buf)
-    try:
-        _collect(n, &buf, every_break, 0)
-        return _decode(buf.data, _collapse(buf.data, buf.size))
-    finally:
-        free(buf.data)
+cdef str _clean_text(xmlNode* n, bint every_break, _Buffer* buf):
+    """The collapsed text below ``n``, collected in ``buf`` (emptied first, kept allocated)."""
+    buf.size = 0
+    _collect(n, buf, every_break, 0)
+    return _decode(buf.data, _collapse(buf.data, buf.size))
 
 
 def visible_text(cetree._Element element not None) -> str:
     """The visible text of ``element`` (without its tail), white space collapsed, a block
     element's end counting as a word break; RecursionError for a tree deeper than MAX_DEPTH."""
-    return _clean_text(element._c_node, False)
+    cdef _Buffer buf
+    _init(&buf)
+    try:
+        return _clean_text(element._c_node, False, &buf)
+    finally:
+        free(buf.data)
 
 
 cdef struct _Counts:
@@ -301,10 +303,12 @@ cdef class _Walk:
     cdef list found
     cdef list elements
     cdef list loose
+    cdef _Buffer text  # reused for every text the walk collects
 
     def __dealloc__(self):
         free(self.counts.links)
         free(self.counts.size)
+        free(self.text.data)
 
     cdef bint splits(self, xmlNode* n, int index) noexcept nogil:
         """Does a child element of ``n`` (numbered ``index``) hold at least k links?"""
@@ -363,7 +367,7 @@ cdef class _Walk:
                 free(run.data)
             self.flush(n, path, position)
             return 0
-        text = _clean_text(n, False)
+        text = _clean_text(n, False, &self.text)
         hrefs = []
         anchors = []
         self.links(n, hrefs, anchors)
@@ -376,7 +380,7 @@ cdef class _Walk:
         cdef xmlNode* child
         if _is_link(n):
             hrefs.append(_attribute_value(_attribute(n, "href")))
-            anchors.append(_clean_text(n, True))
+            anchors.append(_clean_text(n, True, &self.text))
         child = n.children
         while child is not NULL:
             if _is_element(child):
@@ -430,6 +434,7 @@ def partition(cetree._Element root not None, int k):
     walk.counts.n = 0
     walk.counts.capacity = 0
     walk.counts.too_deep = False
+    _init(&walk.text)
     _count(c_root, &walk.counts, 0)
     if walk.counts.too_deep:
         return None
