@@ -446,6 +446,17 @@ def elements_named(cetree._Element root not None, names) -> list:
     """Elements of ``root``'s tree named one of ``names`` (no namespace), ``root`` included,
     in document order: what ``root.iter(*names)`` gives, found in one pass over the C tree
     (the page's title, heading and ``<link>`` elements are looked for in the whole page)."""
+    return _named(root, names, False, -1)
+
+
+def texts_named(cetree._Element root not None, names, Py_ssize_t limit) -> list:
+    """The texts of the elements :func:`elements_named` finds, each as
+    ``" ".join(element.itertext())`` with its white space collapsed, empty ones left out; at
+    most ``limit`` of them. Raises RecursionError for a tree deeper than MAX_DEPTH."""
+    return _named(root, names, True, limit)
+
+
+cdef list _named(cetree._Element root, names, bint texts, Py_ssize_t limit):
     wanted = [str(name).encode("utf-8") for name in names]
     cdef Py_ssize_t n_wanted = len(wanted), i
     cdef const char** c_names = <const char**>malloc(max(n_wanted, 1) * sizeof(char*))
@@ -456,16 +467,22 @@ def elements_named(cetree._Element root not None, names) -> list:
     found = []
     cdef xmlNode* top = root._c_node
     cdef xmlNode* n = top
+    cdef _Buffer buf
+    _init(&buf)
     try:
-        while n is not NULL:
+        while n is not NULL and len(found) != limit:
             if n.ns is NULL:
                 for i in range(n_wanted):
                     if strcmp(<const char*>n.name, c_names[i]) == 0:
-                        found.append(cetree.elementFactory(root._doc, n))
+                        if not texts:
+                            found.append(cetree.elementFactory(root._doc, n))
+                        elif text := _clean_text(n, True, &buf):
+                            found.append(text)
                         break
             n = _next_element(n, top)
     finally:
         free(c_names)
+        free(buf.data)
     return found
 
 

@@ -192,9 +192,11 @@ class Page:
             return self.block_texts[index] if index < len(self.block_texts) else ()
         if index >= len(self.elements):
             return ()
-        texts = (
-            _clean(" ".join(el.itertext())) for el in self.elements[index].iter(*_TITLE_BLOCKS)
-        )
+        element = self.elements[index]
+        if _walk is not None:
+            with contextlib.suppress(RecursionError):  # deeper than it walks: read in Python
+                return list(_walk.texts_named(element, _TITLE_BLOCKS, limit))
+        texts = (_clean(" ".join(el.itertext())) for el in element.iter(*_TITLE_BLOCKS))
         return itertools.islice(filter(None, texts), limit)
 
     def _attach(self, question: str) -> None:

@@ -151,6 +151,32 @@ def test_elements_named_leave_out_namespaced_elements_and_reach_any_depth() -> N
     assert _walk.elements_named(root, ["h1"]) == list(root.iter("h1")) == [plain]
 
 
+@settings(max_examples=200, deadline=None)
+@given(body=st.lists(_html(), min_size=1, max_size=4), limit=st.integers(0, 6))
+def test_texts_named_are_the_joined_itertext_of_the_elements(body: list[str], limit: int) -> None:
+    assert _walk is not None
+    doc = lxml.etree.fromstring("<html><body>" + "".join(body) + "</body></html>", page._PARSER)
+    for root in (doc, *doc.iter("div", "ul")):
+        texts = (page._clean(" ".join(el.itertext())) for el in root.iter(*page._TITLE_BLOCKS))
+        expected = [text for text in texts if text][:limit]
+        assert _walk.texts_named(root, page._TITLE_BLOCKS, limit) == expected
+
+
+def test_blocks_of_a_tree_deeper_than_the_compiled_walk_are_read_in_python() -> None:
+    assert _walk is not None
+    root = lxml.etree.Element("body")
+    el = root
+    for i in range(3000):  # <b>w0 <b>w1 <b>w2 …</b></b></b>
+        el = lxml.etree.SubElement(el, "b")
+        el.text = f"w{i}"
+    with pytest.raises(RecursionError):
+        _walk.texts_named(root, ["b"], 2)
+    pagelets, elements, simhash = page.partition(root, 3)  # no links: one pagelet, the body
+    deep = page.Page("http://s/", pagelets, "", simhash, "", [], elements, None, "")
+    words = [f"w{i}" for i in range(3000)]
+    assert deep.blocks([0], limit=2) == [" ".join(words), " ".join(words[1:])]
+
+
 def test_parse_page_is_the_same_with_either_walk(monkeypatch: pytest.MonkeyPatch) -> None:
     html = (
         '<html><head><title>The   page</title><link rel="next" href="/n">'
