@@ -87,6 +87,8 @@ def choose_title(
             sim = 2 * common_weight(wa, wb) / total
             if sim > best_sim:
                 best, best_sim = text, sim
+                if sim >= 1.0:  # the anchor's words exactly: no later block can do better
+                    break
         if best_sim >= min_similarity:
             return best, "anchor"
     if h1:

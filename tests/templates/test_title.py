@@ -35,6 +35,10 @@ def test_the_title_is_the_first_most_similar_block_of_all() -> None:
     for _ in range(300):
         anchor = " ".join(rng.choices(vocabulary, k=rng.randint(1, 8)))
         blocks = [" ".join(rng.choices(vocabulary, k=rng.randint(0, 12))) for _ in range(8)]
+        # the anchor's words exactly and with one more, somewhere among the others
+        for extra in (anchor.upper(), anchor + " network"):
+            if rng.random() < 0.5:
+                blocks.insert(rng.randrange(len(blocks) + 1), extra)
         best = max(blocks, key=lambda b: similarity(anchor, b))  # the first of equals
         expected = (best, "anchor") if similarity(anchor, best) >= 0.6 else ("h", "h1")
         assert choose_title(anchor, blocks, "h", "t") == expected
