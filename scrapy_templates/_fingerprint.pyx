@@ -244,15 +244,19 @@ cdef enum:
 
 cdef object _simhash(Py_ssize_t windows, object md5_tail):
     """Weighted bit majority of the page's window hashes (a bit is set when the windows that
-    set it outweigh the rest), each window counted as often as it occurs. Counts are summed
-    per byte value (8 additions per window, not 64)."""
-    cdef uint64_t by_byte[8][256]
-    cdef uint64_t h, key, ones, value = 0
+    set it outweigh the rest), each window counted as often as it occurs. The set bits are
+    counted eight positions to a word, a byte per position (bit 8k + j of a hash adds one to
+    byte k of ``lanes[j]``), and the bytes are emptied into ``ones`` before they overflow:
+    eight additions per window, and a final sum of 64 counts however short the page."""
+    cdef uint64_t lanes[8]
+    cdef uint64_t ones[64]
+    cdef uint64_t h, key, value = 0
     cdef uint64_t* keys = _window_buf
     cdef Py_ssize_t j
     cdef size_t slot
-    cdef int b, v
-    memset(by_byte, 0, sizeof(by_byte))
+    cdef int b, k, pending = 0
+    memset(lanes, 0, sizeof(lanes))
+    memset(ones, 0, sizeof(ones))
     for j in range(min(windows, _AHEAD)):
         __builtin_prefetch(&_known.entries[_home(&_known, keys[j])])
     for j in range(windows):
@@ -265,12 +269,15 @@ cdef object _simhash(Py_ssize_t windows, object md5_tail):
         else:
             h = _new_window_hash(key, md5_tail)
         for b in range(8):
-            by_byte[b][(h >> (8 * b)) & 0xFF] += 1
+            lanes[b] += (h >> b) & 0x0101010101010101ULL
+        pending += 1
+        if pending == 255 or j == windows - 1:
+            for b in range(8):
+                for k in range(8):
+                    ones[8 * k + b] += (lanes[b] >> (8 * k)) & 0xFF
+                lanes[b] = 0
+            pending = 0
     for b in range(64):
-        ones = 0
-        for v in range(256):
-            if (v >> (b & 7)) & 1:
-                ones += by_byte[b >> 3][v]
-        if 2 * ones > <uint64_t>windows:
+        if 2 * ones[b] > <uint64_t>windows:
             value |= (<uint64_t>1) << b
     return value
