@@ -134,7 +134,7 @@ class Page:
     detached: bool = False
     below: dict[tuple[int, str], str | None] = field(default_factory=dict, repr=False)
     block_texts: list[tuple[str, ...]] | None = field(default=None, repr=False)
-    reload: Callable[[], Page] | None = field(default=None, repr=False)
+    reload: Callable[[], list[lxml.etree._Element]] | None = field(default=None, repr=False)
 
     @property
     def text(self) -> str:
@@ -200,13 +200,14 @@ class Page:
         return itertools.islice(filter(None, texts), limit)
 
     def _attach(self, question: str) -> None:
-        """Take the elements of a fresh parse (:attr:`reload`) to answer ``question``."""
+        """Take the pagelet elements of a fresh parse (:attr:`reload`, e.g.
+        :func:`parse_elements`) to answer ``question``."""
         if self.reload is None:
             raise Detached(question)
-        fresh = self.reload()
-        if len(fresh.pagelets) != len(self.pagelets):
+        elements = self.reload()
+        if len(elements) != len(self.pagelets):
             raise Detached(f"{question}: the page parses differently here")
-        self.elements, self.detached, self.reload = fresh.elements, False, None
+        self.elements, self.detached, self.reload = elements, False, None
 
     def detach(self, main_path: str | None = None, blocks: bool = False) -> Page:
         """A copy without elements, to send to another process: it keeps :meth:`text_below`
@@ -343,8 +344,7 @@ def partition(
     page text (computed in the same pass as the pagelet fingerprints). The compiled walk is
     used when it was built (and the tree is not deeper than it walks); both give the same
     pagelets."""
-    walked = _walk.partition(root, k) if _walk is not None else None
-    found, elements = walked if walked is not None else python_partition(root, k)
+    found, elements = _walked(root, k)
     fps = text_fingerprints([found_text for _, found_text, _, _, _ in found])
     pagelets = [
         Pagelet(path, text, hrefs, fp, pattern, position, anchors)
@@ -353,6 +353,11 @@ def partition(
         )
     ]
     return pagelets, elements, fps.simhash
+
+
+def _walked(root: lxml.etree._Element, k: int) -> tuple[list[_Found], list[lxml.etree._Element]]:
+    walked = _walk.partition(root, k) if _walk is not None else None
+    return walked if walked is not None else python_partition(root, k)
 
 
 def python_partition(
@@ -429,6 +434,35 @@ def parse_page(
     ``"truncated"``.
     """
     notes: list[str] = []
+    doc = _parse_tree(html, max_bytes, max_tags, notes)
+    first: dict[str, lxml.etree._Element] = {}
+    links = []
+    for el in _elements_named(doc, ("title", "h1", "link")):
+        if el.tag == "link":
+            links.append(el)
+        else:
+            first.setdefault(str(el.tag), el)
+    title = _clean("".join(first["title"].itertext())) if "title" in first else ""
+    h1 = _clean(" ".join(first["h1"].itertext())) if "h1" in first else ""
+    canonical = _canonical(links, url)
+    pagelets, elements, page_simhash = partition(_visible_root(doc), k)
+    text = "\n".join(p.text for p in pagelets)
+    text_hash = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+    return Page(url, pagelets, title, page_simhash, text_hash, notes, elements, canonical, h1)
+
+
+def parse_elements(
+    html: str | bytes, *, k: int = 3, max_bytes: int = 5_000_000, max_tags: int = 100_000
+) -> list[lxml.etree._Element]:
+    """The element of each pagelet :func:`parse_page` finds, without fingerprints, title or
+    links: for a page parsed in another process (a worker) whose elements are needed after
+    all (:attr:`Page.reload`)."""
+    return _walked(_visible_root(_parse_tree(html, max_bytes, max_tags, [])), k)[1]
+
+
+def _parse_tree(
+    html: str | bytes, max_bytes: int, max_tags: int, notes: list[str]
+) -> lxml.etree._Element:
     data = _decode(html, max_bytes, notes)
     # Every element has a start tag, so "<" bounds the element count without a tree walk
     # (and a page of fewer bytes than max_tags cannot have more tags).
@@ -440,23 +474,14 @@ def parse_page(
         raise PageError("parse-error", f"HTML could not be parsed: {exc}") from exc
     if doc is None:
         raise PageError("empty", "no element in the document")
-    first: dict[str, lxml.etree._Element] = {}
-    links = []
-    for el in _elements_named(doc, ("title", "h1", "link")):
-        if el.tag == "link":
-            links.append(el)
-        else:
-            first.setdefault(str(el.tag), el)
-    title = _clean("".join(first["title"].itertext())) if "title" in first else ""
-    h1 = _clean(" ".join(first["h1"].itertext())) if "h1" in first else ""
-    canonical = _canonical(links, url)
+    return doc
+
+
+def _visible_root(doc: lxml.etree._Element) -> lxml.etree._Element:
+    """The body (or the whole document) once invisible elements are gone."""
     lxml.etree.strip_elements(doc, *_INVISIBLE, with_tail=False)
     body = doc.find("body")
-    root = body if body is not None else doc
-    pagelets, elements, page_simhash = partition(root, k)
-    text = "\n".join(p.text for p in pagelets)
-    text_hash = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-    return Page(url, pagelets, title, page_simhash, text_hash, notes, elements, canonical, h1)
+    return body if body is not None else doc
 
 
 def _elements_named(doc: lxml.etree._Element, names: tuple[str, ...]) -> list[lxml.etree._Element]:

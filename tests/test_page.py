@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_templates.page import PageError, parse_page
+from scrapy_templates.page import Detached, PageError, parse_elements, parse_page
 
 
 def _links(n: int, prefix: str = "x") -> str:
@@ -223,3 +223,23 @@ def test_first_h1_and_the_blocks_inside_chosen_pagelets() -> None:
     assert page.blocks([main], limit=2) == ["First heading", "Second"]
     nav_index = next(i for i, p in enumerate(page.pagelets) if "nav" in p.path)
     assert page.pagelets[nav_index].anchors[:2] == ("Section 0", "Section 1")
+
+
+def test_parse_elements_are_the_elements_of_parse_page() -> None:
+    nav = "<nav>" + "".join(f'<a href="/{i}">Section {i}</a>' for i in range(4)) + "</nav>"
+    html = f"<html><head><title>T</title></head><body>{nav}<main>lead<p>One.</p></main></body>"
+    page = parse_page(html, "http://x.test/")
+    elements = parse_elements(html)
+    paths = [el.getroottree().getpath(el) for el in elements]
+    assert paths == [el.getroottree().getpath(el) for el in page.elements]
+    assert len(paths) == len(page.pagelets) == 2
+
+
+def test_a_detached_page_takes_elements_only_when_they_match_its_pagelets() -> None:
+    html = "<body><main><h1>Heading</h1><p>Text.</p></main></body>"
+    page = parse_page(html, "http://x.test/").detach()
+    page.reload = lambda: parse_elements("<body><p>a</p><p>b</p></body>", k=0)
+    with pytest.raises(Detached, match="parses differently"):
+        page.blocks([0])
+    page.reload = lambda: parse_elements(html)
+    assert page.blocks([0]) == ["Heading", "Text."]

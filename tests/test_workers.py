@@ -9,9 +9,10 @@ import pickle
 import signal
 from collections.abc import AsyncIterator
 
+import lxml.etree
 import pytest
 
-from scrapy_templates.page import Detached, Page, PageError, parse_page
+from scrapy_templates.page import Detached, Page, PageError, parse_elements, parse_page
 from scrapy_templates.workers import (
     ParseOptions,
     WorkerPool,
@@ -94,9 +95,9 @@ async def test_a_detached_page_parses_again_when_asked_what_it_does_not_hold() -
         page = await pool.parse(HTML, "http://s/p", ParseOptions())
     reloads = []
 
-    def reload() -> Page:
+    def reload() -> list[lxml.etree._Element]:
         reloads.append(1)
-        return parse_page(HTML, "http://s/p")
+        return parse_elements(HTML)
 
     page.reload = reload
     paths = [p.path for p in page.pagelets]

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+import lxml.etree
 from itemadapter import ItemAdapter
 from scrapy import Request
 from scrapy.crawler import Crawler
@@ -30,7 +31,7 @@ from scrapy.utils.misc import load_object
 
 from scrapy_templates.crawl.state import CrawlState, thresholds
 from scrapy_templates.crawl.urlrules import UrlRules
-from scrapy_templates.page import Page, PageError, parse_page
+from scrapy_templates.page import Page, PageError, parse_elements, parse_page
 from scrapy_templates.sites import BUILTIN_SITES, LinkTargets, SiteFunction, page_id
 from scrapy_templates.store.base import Observation, StoreError
 from scrapy_templates.templates.decide import main_region, mark_pagelets, spare_region_content
@@ -226,14 +227,15 @@ class TemplatePipeline:
                 logger.debug("scrapy-templates: parsing %s here: %s", url, exc)
             else:
                 self._inc("templates/parse_workers/pages")
-                page.reload = functools.partial(self._parse_here, html, url, reparse=True)
+                page.reload = functools.partial(self._elements_here, html)
                 return page
-        return self._parse_here(html, url)
-
-    def _parse_here(self, html: str | bytes, url: str, *, reparse: bool = False) -> Page:
-        if reparse:
-            self._inc("templates/parse_workers/reparses")
         return parse_page(html, url, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags)
+
+    def _elements_here(self, html: str | bytes) -> list[lxml.etree._Element]:
+        """The pagelet elements of a page a worker parsed (for a question it could not
+        answer): the parse and the walk, without fingerprints."""
+        self._inc("templates/parse_workers/reparses")
+        return parse_elements(html, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags)
 
     async def _observe(
         self, site: str, pid: str, fingerprints: list[int], page: Page
