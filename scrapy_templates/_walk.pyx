@@ -175,10 +175,11 @@ cdef enum:
 
 
 cdef int _collect(xmlNode* n, _Buffer* buf, bint every_break, int depth) except -1 nogil:
-    """Append the text below ``n`` (not its tail). A block element's end is a break (a
-    newline); with ``every_break`` every element's start and end is (a space), as joining
-    ``itertext()`` with spaces gives. Raises RecursionError below MAX_DEPTH levels."""
+    """Append the text below ``n`` (not its tail). A block element's start and end are
+    breaks (a newline); with ``every_break`` every element's start and end is (a space), as
+    joining ``itertext()`` with spaces gives. Raises RecursionError below MAX_DEPTH levels."""
     cdef xmlNode* child = n.children
+    cdef bint block
     if depth > MAX_DEPTH:
         with gil:
             raise RecursionError("element tree too deep for the compiled walk")
@@ -187,12 +188,15 @@ cdef int _collect(xmlNode* n, _Buffer* buf, bint every_break, int depth) except 
             if child.content is not NULL:
                 _append(buf, <const char*>child.content)
         elif _is_element(child):
+            block = not every_break and _is_block(child)
             if every_break:
                 _append_char(buf, 32)
+            elif block:
+                _append_char(buf, 10)
             _collect(child, buf, every_break, depth + 1)
             if every_break:
                 _append_char(buf, 32)
-            elif _is_block(child):
+            elif block:
                 _append_char(buf, 10)
         elif every_break:
             _append_char(buf, 32)

@@ -364,10 +364,12 @@ def python_partition(
     root: lxml.etree._Element, k: int
 ) -> tuple[list[_Found], list[lxml.etree._Element]]:
     """The partition walk in Python: ``(path, text, hrefs, position, anchors)`` of each
-    pagelet and its element. Block ends are marked in the tree first (a newline at the start
-    of each block element's tail), so that lxml's text of an element breaks words there."""
+    pagelet and its element. Block starts and ends are marked in the tree first (a newline
+    at the start of each block element's text and tail), so that lxml's text of an element
+    breaks words there, as a browser's rendering does ("lead<p>One" is two words)."""
     for el in root.iter(*BLOCK_TAGS):
-        tail = el.tail
+        text, tail = el.text, el.tail
+        el.text = "\n" + text if text else "\n"
         el.tail = "\n" + tail if tail else "\n"
     # The root step is the bare tag: a body's class or id usually names the page type
     # ("manpage", "single-post"), which would split one site's paths at the first step.

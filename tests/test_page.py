@@ -56,6 +56,9 @@ def test_block_elements_do_not_glue_words() -> None:
     page = parse_page("<body><ul><li>Home</li><li>News</li></ul><p>a<b>b</b>c</p></body>", "u")
     assert "Home News" in page.text
     assert "abc" in page.text  # inline markup does not split words
+    # a block element's start breaks words too, not only its end
+    page = parse_page("<body><div>lead<p>One</p>tail<section>x<b>y</b></section></div></body>", "u")
+    assert page.text == "lead One tail xy"
 
 
 def test_scripts_styles_and_comments_are_invisible() -> None:
