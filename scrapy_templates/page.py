@@ -356,6 +356,7 @@ def partition(
 
 
 def _walked(root: lxml.etree._Element, k: int) -> tuple[list[_Found], list[lxml.etree._Element]]:
+    """The partition walk: compiled when it was built and the tree is not too deep for it."""
     walked = _walk.partition(root, k) if _walk is not None else None
     return walked if walked is not None else python_partition(root, k)
 
@@ -480,7 +481,8 @@ def _parse_tree(
 
 
 def _visible_root(doc: lxml.etree._Element) -> lxml.etree._Element:
-    """The body (or the whole document) once invisible elements are gone."""
+    """Remove the invisible elements (keeping their tails) and return the body, or the whole
+    document when it has none."""
     lxml.etree.strip_elements(doc, *_INVISIBLE, with_tail=False)
     body = doc.find("body")
     return body if body is not None else doc
