@@ -5,8 +5,8 @@ Same output as :func:`scrapy_templates.page.python_partition` (``000_…`` §3.1
 Python object per element visited: link counts, the split test and the text of each pagelet
 are read from the C tree that lxml holds. Python objects are made only for what a pagelet
 keeps (its path, text, hrefs, anchor texts and element). The tree is not modified: a block
-element's end is a word break in the text, as the pure-Python walk gets by appending a newline
-to block tails.
+element's start and end are word breaks in the text, as the pure-Python walk gets by putting a
+newline before block texts and tails.
 """
 
 from cpython.unicode cimport (
@@ -247,7 +247,7 @@ cdef str _clean_text(xmlNode* n, bint every_break, _Buffer* buf):
 
 def visible_text(cetree._Element element not None) -> str:
     """The visible text of ``element`` (without its tail), white space collapsed, a block
-    element's end counting as a word break; RecursionError for a tree deeper than MAX_DEPTH."""
+    element's start and end counting as word breaks; RecursionError for a tree deeper than MAX_DEPTH."""
     cdef _Buffer buf
     _init(&buf)
     try:
@@ -461,6 +461,7 @@ def texts_named(cetree._Element root not None, names, Py_ssize_t limit) -> list:
 
 
 cdef list _named(cetree._Element root, names, bint texts, Py_ssize_t limit):
+    """The elements named one of ``names``, or their non-empty texts, at most ``limit``."""
     wanted = [str(name).encode("utf-8") for name in names]
     cdef Py_ssize_t n_wanted = len(wanted), i
     cdef const char** c_names = <const char**>malloc(max(n_wanted, 1) * sizeof(char*))
