@@ -40,30 +40,19 @@ cdef struct _Entry:
 
 
 cdef struct _Table:
-    # Open addressing over 64-bit keys (0 marks a free slot), with the used slots in the
-    # order they were taken, so that walking or clearing the table costs its entries only.
+    # Open addressing over 64-bit keys, 0 marking a free slot.
     _Entry* entries
-    size_t* taken
     size_t mask
     size_t used
 
 
 cdef int _table_init(_Table* t, size_t slots) except -1:
     t.entries = <_Entry*>calloc(slots, sizeof(_Entry))
-    t.taken = <size_t*>malloc((slots // 2 + 1) * sizeof(size_t))
-    if t.entries is NULL or t.taken is NULL:
-        _table_free(t)
+    if t.entries is NULL:
         raise MemoryError()
     t.mask = slots - 1
     t.used = 0
     return 0
-
-
-cdef void _table_free(_Table* t) noexcept nogil:
-    free(t.entries)
-    free(t.taken)
-    t.entries = NULL
-    t.taken = NULL
 
 
 cdef inline size_t _home(const _Table* t, uint64_t key) noexcept nogil:
@@ -77,42 +66,29 @@ cdef inline size_t _slot(const _Table* t, uint64_t key) noexcept nogil:
     return i
 
 
-cdef _Entry* _take(_Table* t, uint64_t key) except NULL:
-    """The entry of ``key``, taken (value 0) if it was free; the table doubles at half load."""
-    cdef size_t i = _slot(t, key)
+cdef int _insert(_Table* t, uint64_t key, uint64_t value) except -1:
+    """Add ``key`` (not in the table yet) with ``value``; the table doubles at half load."""
     cdef _Table bigger
-    cdef size_t j, k
-    if t.entries[i].key == key:
-        return &t.entries[i]
+    cdef size_t j
     if 2 * (t.used + 1) > t.mask + 1:
         _table_init(&bigger, 2 * (t.mask + 1))
-        for j in range(t.used):
-            k = _slot(&bigger, t.entries[t.taken[j]].key)
-            bigger.entries[k] = t.entries[t.taken[j]]
-            bigger.taken[j] = k
+        for j in range(t.mask + 1):
+            if t.entries[j].key != _FREE:
+                bigger.entries[_slot(&bigger, t.entries[j].key)] = t.entries[j]
         bigger.used = t.used
-        _table_free(t)
+        free(t.entries)
         t[0] = bigger
-        i = _slot(t, key)
+    cdef size_t i = _slot(t, key)
     t.entries[i].key = key
-    t.entries[i].value = 0
-    t.taken[t.used] = i
+    t.entries[i].value = value
     t.used += 1
-    return &t.entries[i]
-
-
-cdef void _clear(_Table* t) noexcept nogil:
-    cdef size_t j
-    for j in range(t.used):
-        t.entries[t.taken[j]].key = _FREE
-    t.used = 0
+    return 0
 
 
 # Window hashes seen so far in this process, capped like the numpy path's cache.
 cdef _Table _known
 cdef size_t _KNOWN_MAX = 1 << 21
 _table_init(&_known, 1 << 16)
-
 
 
 cdef uint64_t _new_window_hash(uint64_t key, object md5_tail) except? 0:
@@ -123,9 +99,10 @@ cdef uint64_t _new_window_hash(uint64_t key, object md5_tail) except? 0:
     for b in range(8):
         raw[b] = (key >> (8 * (7 - b))) & 0xFF
     cdef uint64_t value = md5_tail(window.decode("utf-16-be"))
-    if _known.used >= _KNOWN_MAX:
-        _clear(&_known)
-    _take(&_known, key).value = value
+    if _known.used >= _KNOWN_MAX:  # start afresh, keeping the table's size
+        memset(_known.entries, 0, (_known.mask + 1) * sizeof(_Entry))
+        _known.used = 0
+    _insert(&_known, key, value)
     return value
 
 
