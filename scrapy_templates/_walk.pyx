@@ -306,12 +306,13 @@ cdef class _Walk:
     cdef cetree._Document doc
     cdef list found
     cdef list elements
-    cdef list loose
+    cdef _Buffer loose  # a split element's own text since its last child element
     cdef _Buffer text  # reused for every text the walk collects
 
     def __dealloc__(self):
         free(self.counts.links)
         free(self.counts.size)
+        free(self.loose.data)
         free(self.text.data)
 
     cdef bint splits(self, xmlNode* n, int index) noexcept nogil:
@@ -325,10 +326,10 @@ cdef class _Walk:
         return False
 
     cdef flush(self, xmlNode* owner, str path, tuple position):
-        if not self.loose:
+        if not self.loose.size:
             return
-        text = " ".join(" ".join(self.loose).split())
-        self.loose = []
+        text = _decode(self.loose.data, _collapse(self.loose.data, self.loose.size))
+        self.loose.size = 0
         if text:
             self.found.append((path + "/text()", text, (), position, ()))
             self.elements.append(cetree.elementFactory(self.doc, owner))
@@ -337,38 +338,25 @@ cdef class _Walk:
         cdef xmlNode* child
         cdef int child_index
         cdef int i
-        cdef _Buffer run
         if self.splits(n, index):
             child = n.children
             child_index = index + 1
             i = 0
-            _init(&run)
-            try:
-                while child is not NULL:
-                    if _is_text(child):
-                        if child.content is not NULL:
-                            _append(&run, <const char*>child.content)
-                        child = child.next
-                        continue
-                    if run.size:
-                        self.loose.append(_decode(run.data, run.size))
-                        run.size = 0
-                    if _is_element(child):
-                        self.flush(n, path, position)
-                        self.visit(
-                            child,
-                            child_index,
-                            f"{path}/{_tag_step(child)}",
-                            position + (i,),
-                        )
-                        child_index += self.counts.size[child_index]
-                    if _is_child(child):
-                        i += 1
-                    child = child.next
-                if run.size:
-                    self.loose.append(_decode(run.data, run.size))
-            finally:
-                free(run.data)
+            while child is not NULL:
+                if _is_text(child):
+                    if child.content is not NULL:
+                        _append(&self.loose, <const char*>child.content)
+                elif _is_element(child):
+                    self.flush(n, path, position)
+                    self.visit(
+                        child, child_index, f"{path}/{_tag_step(child)}", position + (i,)
+                    )
+                    child_index += self.counts.size[child_index]
+                else:
+                    _append_char(&self.loose, 32)  # a comment or entity between texts
+                if _is_child(child):
+                    i += 1
+                child = child.next
             self.flush(n, path, position)
             return 0
         text = _clean_text(n, False, &self.text)
@@ -432,7 +420,7 @@ def partition(cetree._Element root not None, int k):
     walk.doc = root._doc
     walk.found = []
     walk.elements = []
-    walk.loose = []
+    _init(&walk.loose)
     walk.counts.links = NULL
     walk.counts.size = NULL
     walk.counts.n = 0

@@ -81,6 +81,24 @@ def test_edge_cases_give_the_same_pagelets(name: str, k: int) -> None:
     assert compiled_ == python
 
 
+@pytest.mark.parametrize("k", [1, 3])
+def test_comments_left_in_the_tree_split_loose_text_in_both_walks(k: int) -> None:
+    # The page parser drops comments; a tree from another parser may hold them.
+    assert _walk is not None
+    html = (
+        "<body><div>one<!--c-->two<a href=/1>1</a><a href=/2>2</a><a href=/3>3</a>"
+        "<p>x</p>three<!--d-->four</div></body>"
+    )
+    parser = lxml.etree.HTMLParser(remove_comments=False)
+    found = [
+        walk(lxml.etree.fromstring(html, parser), k)[0]
+        for walk in (page.python_partition, _walk.partition)
+    ]
+    assert found[0] == found[1]
+    if k == 1:
+        assert [f[1] for f in found[1] if f[0].endswith("text()")] == ["one two", "three four"]
+
+
 def test_demo_pages_give_the_same_pagelets() -> None:
     from demo.site import render
 
