@@ -43,6 +43,8 @@ from scrapy_templates.workers import ParseOptions, WorkerPool, WorkerUnavailable
 logger = logging.getLogger(__name__)
 
 _IGNORED = tuple(f".{ext}" for ext in IGNORED_EXTENSIONS)
+# Items whose counters are gathered before they are added to ``crawler.stats`` in one go.
+_TALLY_ITEMS = 32
 BOOTSTRAP_META = "templates_bootstrap"
 
 
@@ -100,6 +102,8 @@ class TemplatePipeline:
         self._main_paths: dict[str, str | None] = {}
         self._targets = LinkTargets()
         self._logged_reasons: set[str] = set()
+        self._tally: dict[str, int] = {}
+        self._tallied = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TemplatePipeline:
@@ -123,6 +127,7 @@ class TemplatePipeline:
         )
 
     async def close_spider(self, spider: Any = None) -> None:
+        self._publish_tally()
         for task in self._bootstraps.values():
             task.cancel()
         await self.urls.flush(force=True)
@@ -173,6 +178,19 @@ class TemplatePipeline:
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
             self.stats.inc_value(key, count)
+
+    def _count(self, key: str, count: int = 1) -> None:
+        """Add to a per-item counter; these reach ``crawler.stats`` every
+        :data:`_TALLY_ITEMS` items and when the spider closes (a stats call costs as much as
+        a small part of the marking)."""
+        tally = self._tally
+        tally[key] = tally.get(key, 0) + count
+
+    def _publish_tally(self) -> None:
+        tally, self._tally = self._tally, {}
+        self._tallied = 0
+        for key, count in tally.items():
+            self._inc(key, count)
 
     async def _mark(self, adapter: ItemAdapter) -> None:
         url = adapter.get(self.url_field)
@@ -226,7 +244,7 @@ class TemplatePipeline:
                 self._inc("templates/parse_workers/fallbacks")
                 logger.debug("scrapy-templates: parsing %s here: %s", url, exc)
             else:
-                self._inc("templates/parse_workers/pages")
+                self._count("templates/parse_workers/pages")
                 page.reload = functools.partial(self._elements_here, html)
                 return page
         return parse_page(html, url, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags)
@@ -315,13 +333,16 @@ class TemplatePipeline:
                 mark["outside_main"] = True
             marks.append(mark)
         n_template = sum(flags)
-        self._inc("templates/items_marked")
-        self._inc("templates/pagelets_template", n_template)
-        self._inc("templates/pagelets_content", len(flags) - n_template - outside)
-        self._inc("templates/pagelets_outside_main", outside)
-        self._inc("templates/pagelets_static", sum(static))
-        self._inc("templates/text_chars", total_chars)
-        self._inc("templates/template_chars", template_chars)
+        self._count("templates/items_marked")
+        self._count("templates/pagelets_template", n_template)
+        self._count("templates/pagelets_content", len(flags) - n_template - outside)
+        self._count("templates/pagelets_outside_main", outside)
+        self._count("templates/pagelets_static", sum(static))
+        self._count("templates/text_chars", total_chars)
+        self._count("templates/template_chars", template_chars)
+        self._tallied += 1
+        if self._tallied >= _TALLY_ITEMS:
+            self._publish_tally()
         info: dict[str, Any] = {
             "site": site,
             "pages_seen": obs.pages,

@@ -177,6 +177,22 @@ async def test_html_can_be_dropped_after_marking() -> None:
     assert "content_text" in out[0]
 
 
+async def test_per_item_counters_reach_the_stats_in_batches_and_all_at_close() -> None:
+    pipeline = make_pipeline(TEMPLATES_PARSE_WORKERS=0)
+    assert pipeline.stats is not None
+    await pipeline.open_spider()
+    items = [{"url": f"http://site.test/n{n}", "html": page(n)} for n in range(40)]
+    marked = [await pipeline.process_item(item) for item in items]
+    assert pipeline.stats.get_value("templates/items_marked") == 32
+    await pipeline.close_spider()
+    assert pipeline.stats.get_value("templates/items_marked") == 40
+    chars = sum(len(p["text"]) for item in marked for p in item["pagelets"])
+    assert chars > 0  # snippets are cut, so the full count is at least this
+    assert pipeline.stats.get_value("templates/text_chars") >= chars
+    template = sum(p["template"] for item in marked for p in item["pagelets"])
+    assert pipeline.stats.get_value("templates/pagelets_template") == template
+
+
 async def test_field_names_are_settings() -> None:
     out = await mark_all(
         make_pipeline(
