@@ -40,6 +40,11 @@ class WorkerUnavailable(RuntimeError):
     """No worker could parse the page (none running, or it died or failed on the page)."""
 
 
+class WorkerStarting(WorkerUnavailable):
+    """Every running worker is still loading the parser: the page is better parsed by the
+    caller than queued behind an interpreter's start (a few tenths of a second)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ParseOptions:
     """What :func:`scrapy_templates.page.parse_page` is called with, and what the detached
@@ -134,6 +139,7 @@ class _Worker:
         self.process = process
         self.pending: dict[int, asyncio.Future[Page]] = {}
         self.alive = True
+        self.ready = False
         self.reader = asyncio.ensure_future(self._read_replies())
 
     def send(self, ident: int, message: bytes) -> asyncio.Future[Page]:
@@ -151,6 +157,9 @@ class _Worker:
             while True:
                 (size,) = _HEADER.unpack(await stdout.readexactly(_HEADER.size))
                 ident, kind, *rest = pickle.loads(await stdout.readexactly(size))
+                if kind == "ready":
+                    self.ready = True
+                    continue
                 future = self.pending.pop(ident, None)
                 if future is None or future.done():
                     continue
@@ -245,12 +254,21 @@ class WorkerPool:
                     self.workers.append(worker)
         if not self.workers:
             raise WorkerUnavailable("no parse worker running")
-        return min(self.workers, key=lambda w: len(w.pending))
+        ready = [w for w in self.workers if w.ready]
+        if not ready:
+            raise WorkerStarting("the parse workers are starting")
+        return min(ready, key=lambda w: len(w.pending))
+
+    async def until_ready(self) -> None:
+        """Wait until every running worker has loaded the parser (pages sent before then are
+        refused with :class:`WorkerStarting`)."""
+        while any(w.alive and not w.ready for w in self.workers):
+            await asyncio.sleep(0.01)
 
     async def parse(self, html: str | bytes, url: str, options: ParseOptions) -> Page:
         """The page, parsed and detached in a worker; raises :class:`PageError` as
         :func:`~scrapy_templates.page.parse_page` would, :class:`WorkerUnavailable` when no
-        worker could answer."""
+        worker could answer (:class:`WorkerStarting` while none has started yet)."""
         worker = await self._worker()
         self._ident += 1
         return await worker.send(self._ident, _frame((self._ident, html, url, options)))
@@ -270,6 +288,8 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    replies.write(_frame((0, "ready")))  # the parser is imported: pages may come
+    replies.flush()
     serve(sys.stdin.buffer, replies)
 
 

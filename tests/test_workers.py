@@ -16,6 +16,7 @@ from scrapy_templates.page import Detached, Page, PageError, parse_elements, par
 from scrapy_templates.workers import (
     ParseOptions,
     WorkerPool,
+    WorkerStarting,
     WorkerUnavailable,
     _frame,
     _read,
@@ -36,6 +37,7 @@ async def running(size: int = 1, max_restarts: int = 3) -> AsyncIterator[WorkerP
     pool = WorkerPool(size, max_restarts)
     await pool.start()
     try:
+        await asyncio.wait_for(pool.until_ready(), 30)
         yield pool
     finally:
         await pool.close()
@@ -141,6 +143,9 @@ async def test_a_dead_worker_fails_its_pages_and_is_replaced() -> None:
             # sent before the death was noticed, or to no worker: either way not lost silently
             await asyncio.wait_for(pool.parse(HTML, "http://s/q", ParseOptions()), 10)
         await asyncio.wait_for(first.reader, 10)
+        with pytest.raises(WorkerStarting):  # its replacement is loading the parser
+            await pool.parse(HTML, "http://s/r", ParseOptions())
+        await asyncio.wait_for(pool.until_ready(), 30)
         page = await pool.parse(HTML, "http://s/r", ParseOptions())
         assert page.url == "http://s/r"
         assert pool.started == 2 and pool.lost == 1

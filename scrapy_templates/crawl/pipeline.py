@@ -38,7 +38,7 @@ from scrapy_templates.templates.decide import main_region, mark_pagelets, spare_
 from scrapy_templates.templates.region import in_region, is_navigation
 from scrapy_templates.templates.title import choose_title
 from scrapy_templates.templates.variability import COMPARISONS, layout_may_flag
-from scrapy_templates.workers import ParseOptions, WorkerPool, WorkerUnavailable
+from scrapy_templates.workers import ParseOptions, WorkerPool, WorkerStarting, WorkerUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -226,9 +226,9 @@ class TemplatePipeline:
         await self.urls.flush()
 
     async def _parse(self, html: str | bytes, url: str, site: str, pid: str | None) -> Page:
-        """The page, parsed by a worker when there is one (with the answers the marking will
-        ask of its elements: the text below the site's main path, the title blocks when the
-        page has anchor text), else here. ``pid``: the page id, ``None`` for a bootstrap
+        """The page, parsed by a worker when one has started (with the answers the marking
+        will ask of its elements: the text below the site's main path, the title blocks when
+        the page has anchor text), else here. ``pid``: the page id, ``None`` for a bootstrap
         sample (not marked)."""
         if self.workers is not None:
             options = ParseOptions(
@@ -240,6 +240,8 @@ class TemplatePipeline:
             )
             try:
                 page = await self.workers.parse(html, url, options)
+            except WorkerStarting:
+                self._count("templates/parse_workers/before_start")
             except WorkerUnavailable as exc:
                 self._inc("templates/parse_workers/fallbacks")
                 logger.debug("scrapy-templates: parsing %s here: %s", url, exc)

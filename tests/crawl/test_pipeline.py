@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import os
@@ -429,11 +430,19 @@ def demo_items() -> list[dict[str, Any]]:
     return [{"url": f"http://demo.test{p}", "html": render(p)[1]} for p in paths]
 
 
+async def open_with_started_workers(pipeline: TemplatePipeline) -> None:
+    await pipeline.open_spider()
+    assert pipeline.workers is not None
+    await asyncio.wait_for(pipeline.workers.until_ready(), 30)
+
+
 async def test_a_parse_worker_gives_the_items_parsing_here_gives() -> None:
     here = make_pipeline(TEMPLATES_PARSE_WORKERS=0)
     there = make_pipeline(TEMPLATES_PARSE_WORKERS=1)
     expected = await mark_all(here, demo_items())
-    got = await mark_all(there, demo_items())
+    await open_with_started_workers(there)
+    got = [await there.process_item(item) for item in demo_items()]
+    await there.close_spider()
     assert got == expected
     assert any(i["templates"].get("title_from") == "anchor" for i in got)
     assert any(p["template"] for i in got for p in i["pagelets"])
@@ -442,9 +451,24 @@ async def test_a_parse_worker_gives_the_items_parsing_here_gives() -> None:
     assert here.stats.get_value("templates/parse_workers/pages") is None
 
 
-async def test_pages_a_dead_worker_held_are_parsed_here() -> None:
+async def test_items_that_come_while_the_worker_starts_are_parsed_here() -> None:
     pipeline = make_pipeline(TEMPLATES_PARSE_WORKERS=1)
     await pipeline.open_spider()
+    assert pipeline.workers is not None and not pipeline.workers.workers[0].ready
+    first = await pipeline.process_item(demo_items()[0])
+    await asyncio.wait_for(pipeline.workers.until_ready(), 30)
+    later = await pipeline.process_item(demo_items()[1])
+    await pipeline.close_spider()
+    assert first["pagelets"] and later["pagelets"]
+    assert pipeline.stats is not None
+    assert pipeline.stats.get_value("templates/parse_workers/before_start") == 1
+    assert pipeline.stats.get_value("templates/parse_workers/pages") == 1
+    assert pipeline.stats.get_value("templates/parse_workers/fallbacks") is None
+
+
+async def test_pages_a_dead_worker_held_are_parsed_here() -> None:
+    pipeline = make_pipeline(TEMPLATES_PARSE_WORKERS=1)
+    await open_with_started_workers(pipeline)
     assert pipeline.workers is not None
     for worker in pipeline.workers.workers:
         worker.process.kill()
