@@ -160,7 +160,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "TEMPLATES_PARSE_WORKERS",
         None,
-        "Child processes that parse pages off the crawl's thread (the HTML goes over a pipe, the parse runs on another core); None: one when this process may use more than one CPU; 0: parse in the crawl's thread. A worker that dies is replaced, and its pages are parsed in the crawl's thread.",
+        "Child processes that parse pages off the crawl's thread (the HTML goes over a pipe, the parse runs on another core); None: one when this process may use more than one CPU; 0: parse in the crawl's thread. Pages that come while a worker starts (about 0.3 s) are parsed in the crawl's thread; a worker that dies is replaced, and its pages are parsed in the crawl's thread.",
     ),
     Setting(
         "TEMPLATES_LOGSTATS_INTERVAL",
