@@ -267,7 +267,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "TEMPLATES_URL_LEARN_EVERY",
         25,
-        "Relearn a host's rules after at most this many new samples (after a tenth of its sample while that is fewer: at least 5 samples, or 1 while the host has no rules yet).",
+        "Relearn a host's rules after at most this many new samples (after a tenth of its sample while that is fewer: at least 5 samples, or 1 while the host has no rules yet). Each relearn that leaves the rules mapping every URL as before doubles this for the host (up to 64 times); one that changes them starts over.",
     ),
     Setting(
         "TEMPLATES_URL_SIMHASH_DISTANCE",

@@ -4,8 +4,9 @@ The middlewares ask it for the canonical form of a URL and tell it what was down
 template pipeline hands it a sample of every page it parses and lends it the store, where
 samples are kept (bounded, per host) so that every process learns from the same evidence.
 A host's rules are learned once ``TEMPLATES_URL_MIN_SAMPLES`` of its pages are sampled and
-again every ``TEMPLATES_URL_LEARN_EVERY`` new samples (and by the relearning extension);
-learning runs in a worker thread, and the crawl goes on while it runs. Whichever process
+again every ``TEMPLATES_URL_LEARN_EVERY`` new samples — twice as many after each relearn that
+changed nothing — and by the relearning extension; learning runs in a worker thread, and the
+crawl goes on while it runs. Whichever process
 holds the host's lock in the store learns and publishes the rule set with the next version;
 the others install it when the extension syncs. Until a host has rules, its requests pass
 untouched.
@@ -57,6 +58,9 @@ _HOLD = 2 * _FLUSH_EVERY
 _FORM_WAIT = 3.0
 # how often a request waiting on another process's URL of its form asks the store again
 _FORM_POLL = 0.05
+# a relearn that leaves a host's rules behaving as before doubles the samples to the next
+# one, up to this many times TEMPLATES_URL_LEARN_EVERY; one that changes them starts over
+_MAX_BACKOFF = 64
 
 Form = tuple[str, str, tuple[str, ...]]
 
@@ -168,6 +172,10 @@ class _Host:
     fetched: list[str] = field(default_factory=list)
     shared: list[str] = field(default_factory=list)
     canonical_fetched: set[int] = field(default_factory=set)
+    # the shared URLs whose keys canonical_fetched holds
+    keyed_shared: set[str] = field(default_factory=set)
+    # the step between relearns, in TEMPLATES_URL_LEARN_EVERY (see _MAX_BACKOFF)
+    backoff: int = 1
     responses: int = 0
     bytes: int = 0
     decided: deque[tuple[Request, str]] = field(default_factory=lambda: deque(maxlen=_REMEMBERED))
@@ -565,7 +573,7 @@ class UrlRules:
             # the host has no rules: its first rules end the learning window); later every
             # learn_every. A host that never gets rules is not relearned on every page.
             floor = 5 if host.has_rules else 1
-            step = min(self.learn_every, max(floor, host.learned_at // 10))
+            step = min(self.learn_every * host.backoff, max(floor, host.learned_at // 10))
             due = host.offered >= self.min_samples and host.offered - host.learned_at >= step
             if due:
                 self.relearn(site)
@@ -727,7 +735,11 @@ class UrlRules:
                 config=self.config,
             )
             document = report.ruleset.dumps()
-            if self.install(RuleSet.loads(document), source="crawl"):
+            before = host.ruleset
+            learned = RuleSet.loads(document)
+            if self.install(learned, source="crawl"):
+                unchanged = before is not None and before.behaves_like(learned)
+                host.backoff = min(host.backoff * 2, _MAX_BACKOFF) if unchanged else 1
                 await store.publish(site, "rules", version, document)
         except Exception:  # learning must never stop the crawl; the old rules stay
             self._inc("templates/urls/learn_errors")
@@ -772,18 +784,31 @@ class UrlRules:
             )
             return False
         host = self._host(ruleset.site)
+        same = host.ruleset is not None and host.ruleset.behaves_like(ruleset)
         host.ruleset = ruleset
-        # rebuilt, not extended: a key that an earlier, worse rule set produced must not
-        # keep a page "downloaded" that never was
-        fetched = [*host.fetched, *host.shared]
-        host.canonical_fetched = {_key(url) for url in fetched} | {
-            _key(ruleset.apply(url)) for url in fetched
-        }
-        self._revisit(host, ruleset)
+        if same:
+            # every URL maps as before: only the pages other processes fetched since need keys
+            fresh = [url for url in host.shared if url not in host.keyed_shared]
+            self._key_fetched(host, ruleset, fresh)
+        else:
+            # rebuilt, not extended: a key that an earlier, worse rule set produced must not
+            # keep a page "downloaded" that never was
+            host.canonical_fetched = set()
+            self._key_fetched(host, ruleset, [*host.fetched, *host.shared])
+            self._revisit(host, ruleset)
+        host.keyed_shared = set(host.shared)
         if self.stats is not None:
             self.stats.set_value("templates/urls/rules", self.rule_count())
             self.stats.set_value("templates/urls/rules_version", self.max_version())
         return True
+
+    @staticmethod
+    def _key_fetched(host: _Host, ruleset: RuleSet, urls: list[str]) -> None:
+        """Count ``urls`` as downloaded, as themselves and as their canonical form."""
+        keys = host.canonical_fetched
+        for url in urls:
+            keys.add(_key(url))
+            keys.add(_key(ruleset.apply(url)))
 
     def max_version(self) -> int:
         return max((h.ruleset.version for h in self._hosts.values() if h.ruleset), default=0)

@@ -76,6 +76,12 @@ class Rule:
         """This rule and its fallback, if any."""
         return (self,) if self.fallback is None else (self, self.fallback)
 
+    def behaviour(self) -> tuple[Any, ...]:
+        """What rewriting depends on: nodes, operations, pinned keys and the fallback's, not
+        the evidence (support, fpr, examples)."""
+        fallback = None if self.fallback is None else self.fallback.behaviour()
+        return (self.source, self.target, self.steps, self.when, fallback)
+
     def admits(self, values: Mapping[str, Value]) -> bool:
         """Whether every pinned key of the URL ``values`` is absent or has its value."""
         for key, want in self.when:
@@ -121,6 +127,19 @@ class TreeNode:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "known", self.required | self.optional)
+
+
+def _matching(node: TreeNode) -> tuple[Any, ...]:
+    """The fields of ``node`` that matching a URL reads (mappings compared as such)."""
+    return (
+        node.parent,
+        dict(node.fixed),
+        node.split_key,
+        dict(node.children),
+        node.wildcard,
+        node.required,
+        node.optional,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +200,18 @@ class RuleSet:
     @classmethod
     def empty(cls, site: str) -> RuleSet:
         return cls(site, 0, [], {})
+
+    def behaves_like(self, other: RuleSet) -> bool:
+        """Whether :meth:`apply` gives the same result for every URL under both: the same
+        tree to match (duplicate rates aside) and the same rules (their evidence aside), the
+        version and the sample size aside."""
+        if len(self.nodes) != len(other.nodes) or self.rules.keys() != other.rules.keys():
+            return False
+        return all(
+            _matching(a) == _matching(b) for a, b in zip(self.nodes, other.nodes, strict=True)
+        ) and all(
+            rule.behaviour() == other.rules[nid].behaviour() for nid, rule in self.rules.items()
+        )
 
     def _decide(self, values: dict[str, Value]) -> int | None:
         """Deepest node on the URL's path that has a rule."""

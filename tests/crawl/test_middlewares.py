@@ -389,3 +389,28 @@ async def test_processes_sharing_a_store_download_one_url_of_a_suspect_form_at_a
     assert not alone.done(), "now the second process holds the form"
     rules[1].add_page(second, 0, None)
     assert await asyncio.wait_for(alone, 1) is None
+
+
+def test_a_rule_set_that_maps_alike_keys_only_the_pages_shared_since(
+    crawler: Any, engine: _Engine
+) -> None:
+    rules = UrlRules.of(crawler)
+    other = SID_URL.replace("/17/", "/18/")  # a page another process fetched
+    assert rules.canonical(other) != other and not rules.was_fetched(rules.canonical(other))
+    rules._host(SITE).shared = [other]
+    same = RuleSet.loads(rules.rulesets()[0].dumps())
+    applied: list[str] = []
+    apply = same.apply
+
+    def counted(url: str) -> str:
+        applied.append(url)
+        return apply(url)
+
+    same.apply = counted  # type: ignore[method-assign]
+    fetched = rules.canonical(SID_URL)  # downloaded here (the engine fixture)
+    assert rules.install(same, source="test")
+    # validation applies the stored examples; then only the new page, not every page
+    # fetched (nor every request decided) again
+    assert other in applied and fetched not in applied
+    assert rules.was_fetched(rules.canonical(other))
+    assert engine.crawled == []

@@ -86,6 +86,38 @@ def _tampered(change, ruleset: RuleSet = _MIRROR) -> str:
     return json.dumps(data)
 
 
+def test_behaviour_ignores_evidence_and_version_but_not_operations() -> None:
+    def evidence(data: dict) -> None:
+        data["version"] += 7
+        data["learned_from"] = 999
+        for node in data["nodes"]:
+            node["dup_rate"] = 0.25
+        for rule in data["rules"]:
+            rule["support"] += 3
+            rule["fpr"] = 0.01
+            if rule.get("fallback"):
+                rule["fallback"]["support"] += 1
+
+    assert RuleSet.loads(_tampered(evidence, _LISTING)).behaves_like(_LISTING)
+
+    def fallback_op(data: dict) -> None:
+        steps = next(r for r in data["rules"] if r.get("fallback"))["fallback"]["steps"]
+        kept = next(op for op in steps[-1] if op["op"] == "keep")
+        kept["value"] = "elsewhere"
+
+    def node_split(data: dict) -> None:
+        data["nodes"][1]["wildcard"] = None
+
+    for change in (fallback_op, node_split):
+        data = json.loads(_tampered(change, _LISTING))
+        for rule in data["rules"]:  # examples would no longer hold: behaviour, not validity
+            rule["examples"] = []
+            if rule.get("fallback"):
+                rule["fallback"]["examples"] = []
+        assert not RuleSet.from_json(data).behaves_like(_LISTING)
+    assert not _MIRROR.behaves_like(_LISTING)
+
+
 def test_refuses_a_rule_that_changes_the_host() -> None:
     def change(data: dict) -> None:
         data["rules"][0]["steps"][0].append({"op": "keep", "key": "host_0", "value": "evil"})
