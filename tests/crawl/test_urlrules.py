@@ -52,35 +52,35 @@ def test_foreign_values_are_refused(bad: str) -> None:
         decode_sample("h.test", bad)
 
 
-async def test_a_host_without_rules_is_relearned_as_its_sample_grows_not_on_every_page() -> None:
+async def learn_from_distinct_pages(host: str, pages: int) -> UrlRules:
+    """URL rules on the memory store, fed one distinct page at a time (no duplicates, so
+    never any rule), learning whenever a relearn is due."""
     crawler = get_crawler(settings_dict=dict(DEFAULTS))
     crawler.stats.open_spider()
     state = CrawlState.of(crawler)
     await state.open()
     rules = UrlRules.of(crawler)
     rules.attach(state.store, state.owner)
-    for i in range(200):  # distinct pages: no duplicates, so never any rule
-        rules.add_page(f"http://distinct.test/p{i}", simhash=i * 0x9E3779B1, text_hash=f"h{i}")
+    for i in range(pages):
+        rules.add_page(f"http://{host}/p{i}", simhash=i * 0x9E3779B1, text_hash=f"h{i}")
         await rules.flush()
         await rules.wait_learning()
-    runs = crawler.stats.get_value("templates/urls/learn_count")
+    return rules
+
+
+async def test_a_host_without_rules_is_relearned_as_its_sample_grows_not_on_every_page() -> None:
+    rules = await learn_from_distinct_pages("distinct.test", 200)
+    assert rules.stats is not None
+    runs = rules.stats.get_value("templates/urls/learn_count")
     assert all(not ruleset.rules for ruleset in rules.rulesets())
     # first at 20 samples, then as the sample grows by a tenth: not 180 runs, one per page
     assert 10 <= runs <= 40
 
 
 async def test_relearns_that_change_nothing_space_out() -> None:
-    crawler = get_crawler(settings_dict=dict(DEFAULTS))
-    crawler.stats.open_spider()
-    state = CrawlState.of(crawler)
-    await state.open()
-    rules = UrlRules.of(crawler)
-    rules.attach(state.store, state.owner)
-    for i in range(1500):  # distinct pages: every relearn gives the same empty rule set
-        rules.add_page(f"http://calm.test/p{i}", simhash=i * 0x9E3779B1, text_hash=f"h{i}")
-        await rules.flush()
-        await rules.wait_learning()
-    runs = crawler.stats.get_value("templates/urls/learn_count")
+    rules = await learn_from_distinct_pages("calm.test", 1500)  # the same empty rules each time
+    assert rules.stats is not None
+    runs = rules.stats.get_value("templates/urls/learn_count")
     # every 25 samples past 250 would be about 80 runs; doubling the step while nothing
     # changes leaves the tenth of the sample as the pace
     assert 20 <= runs <= 55
