@@ -571,7 +571,8 @@ class UrlRules:
             self._inc("templates/urls/samples", len(batch))
             # early on, relearn as the sample grows by a tenth (at least 5 samples, or 1 while
             # the host has no rules: its first rules end the learning window); later every
-            # learn_every. A host that never gets rules is not relearned on every page.
+            # learn_every, times the host's backoff (doubled by each relearn that changed
+            # nothing). A host that never gets rules is not relearned on every page.
             floor = 5 if host.has_rules else 1
             step = min(self.learn_every * host.backoff, max(floor, host.learned_at // 10))
             due = host.offered >= self.min_samples and host.offered - host.learned_at >= step
