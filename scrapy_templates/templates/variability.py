@@ -44,6 +44,12 @@ _TEXT_KEY = itemgetter(3)  # a sample's hash of its words
 WORD_CHARS = 24  # characters looked at per word wanted
 
 
+def excerpt(text: str, limit: int) -> str:
+    """The part of ``text`` that :func:`words` reads for its first ``limit`` words: what a
+    block keeps of a text it has not read yet."""
+    return text[: limit * WORD_CHARS]
+
+
 def words(text: str, limit: int) -> Words:
     """The first ``limit`` words of ``text``, lowercased (words are looked for in its first
     ``24 · limit`` characters).
@@ -55,7 +61,7 @@ def words(text: str, limit: int) -> Words:
         found = WORD.findall(text[: limit * 8].lower())
         if len(found) > limit:
             return tuple(found[:limit])
-    return tuple(WORD.findall(text[: limit * WORD_CHARS].lower())[:limit])
+    return tuple(WORD.findall(excerpt(text, limit).lower())[:limit])
 
 
 def common_weight(a: Words, b: Words) -> int:
@@ -198,7 +204,7 @@ class BlockSamples:
     def keep(self, slot: int, text: str) -> None:
         """Keep ``text`` for ``slot``, to be read into a sample of its first :attr:`words`
         words when the block is judged."""
-        self._unread[slot] = text[: self.words * WORD_CHARS]
+        self._unread[slot] = excerpt(text, self.words)
 
     def _read(self) -> None:
         unread, self._unread = self._unread, {}
@@ -279,7 +285,7 @@ class LayoutBlocks:
                 first = once.pop(key, None)
                 if first is None:
                     if len(blocks) + len(once) < self.max_blocks:
-                        once[key] = text[: self.words * WORD_CHARS]
+                        once[key] = excerpt(text, self.words)
                     flags.append(False)
                     continue
                 block = blocks[key] = BlockSamples(
