@@ -130,7 +130,7 @@ class RelearnExtension:
         self._set("templates/relearn/models_version", self._max_model_version())
 
     def _adopt_model(self, site: str, version: int, document: str) -> None:
-        current = self.state.models.get(site)
+        current = self.state.evidence.models.get(site)
         if (current is not None and current.version >= version) or (
             site,
             version,
@@ -151,10 +151,10 @@ class RelearnExtension:
                 exc,
             )
             return
-        self.state.models[site] = model
+        self.state.evidence.models[site] = model
 
     def _max_model_version(self) -> int:
-        return max((m.version for m in self.state.models.values()), default=0)
+        return max((m.version for m in self.state.evidence.models.values()), default=0)
 
     # -- relearning template models ------------------------------------------------------
 
@@ -164,12 +164,12 @@ class RelearnExtension:
         own layout clusters first (they are not shared)."""
         if self.state.layout:
             for site in sites:
-                found = self.state.site_blocks.get(site)
+                found = self.state.evidence.site_blocks.get(site)
                 if found is not None:
                     found.recompute()
             self._set(
                 "templates/layout/clusters",
-                sum(len(b.layouts.clusters) for b in self.state.site_blocks.values()),
+                sum(len(b.layouts.clusters) for b in self.state.evidence.site_blocks.values()),
             )
         for site in sites:
             lock = f"model:{site}"
@@ -202,13 +202,13 @@ class RelearnExtension:
         found = await self.store.published(site, "model")
         if found is not None:
             self._adopt_model(site, *found)
-        own = self.state.models.get(site)
+        own = self.state.evidence.models.get(site)
         version = max(found[0] if found else 0, own.version if own else 0) + 1
-        region = self.state.region(site)
+        region = self.state.evidence.region(site)
         main_path, region_pages = region.main_path(), region.pages
         if own is not None and own.region_pages > region_pages:
             main_path, region_pages = own.main_path, own.region_pages
-        blocks = self.state.site_blocks.get(site)
+        blocks = self.state.evidence.site_blocks.get(site)
         model = learn_model(
             site,
             version,
@@ -220,7 +220,7 @@ class RelearnExtension:
             layout_clusters=len(blocks.layouts.clusters) if blocks is not None else 0,
         )
         await self.store.publish(site, "model", version, model.dumps())
-        self.state.models[site] = model
+        self.state.evidence.models[site] = model
         self._inc("templates/relearn_count")
         self._set("templates/relearn/models_version", self._max_model_version())
         ruleset = next((r for r in self.urls.rulesets() if r.site == site), None)

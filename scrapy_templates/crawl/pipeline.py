@@ -32,12 +32,10 @@ from scrapy.utils.misc import load_object
 from scrapy_templates.crawl.state import CrawlState, thresholds
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.page import Page, PageError, parse_elements, parse_page
-from scrapy_templates.sites import BUILTIN_SITES, LinkTargets, SiteFunction, page_id
+from scrapy_templates.sites import BUILTIN_SITES, SiteFunction, page_id
 from scrapy_templates.store.base import Observation, StoreError
-from scrapy_templates.templates.decide import main_region, mark_pagelets, spare_region_content
-from scrapy_templates.templates.region import in_region, is_navigation
-from scrapy_templates.templates.title import choose_title
-from scrapy_templates.templates.variability import COMPARISONS, layout_may_flag
+from scrapy_templates.templates.marking import MarkSettings, PageCounts, PageMarks, decide_page
+from scrapy_templates.templates.variability import COMPARISONS
 from scrapy_templates.workers import ParseOptions, WorkerPool, WorkerStarting, WorkerUnavailable
 
 logger = logging.getLogger(__name__)
@@ -85,7 +83,6 @@ class TemplatePipeline:
         self.content_field = s.get("TEMPLATES_CONTENT_FIELD")
         self.info_field = s.get("TEMPLATES_INFO_FIELD")
         self.k = s.getint("TEMPLATES_LINK_THRESHOLD")
-        self.thresholds = thresholds(s)
         self.site_of = _site_function(s.get("TEMPLATES_SITE"))
         self.bootstrap_pages = s.getint("TEMPLATES_BOOTSTRAP_PAGES")
         self.bootstrap_timeout = s.getfloat("TEMPLATES_BOOTSTRAP_TIMEOUT")
@@ -93,14 +90,18 @@ class TemplatePipeline:
         self.max_tags = s.getint("TEMPLATES_MAX_TAGS")
         workers = _worker_count(s.get("TEMPLATES_PARSE_WORKERS"))
         self.workers = WorkerPool(workers) if workers > 0 else None
-        self.snippet = s.getint("TEMPLATES_SNIPPET_CHARS")
-        self.main_share = s.getfloat("TEMPLATES_MAIN_REGION_SHARE")
+        self.marking = MarkSettings(
+            thresholds(s),
+            s.getfloat("TEMPLATES_MAIN_REGION_SHARE"),
+            s.getint("TEMPLATES_SNIPPET_CHARS"),
+            algorithm,
+        )
         self.state = CrawlState.of(crawler)
         self.store = self.state.store
+        self.evidence = self.state.evidence
         self.urls = UrlRules.of(crawler)
         self._bootstraps: dict[str, asyncio.Future[None]] = {}
         self._main_paths: dict[str, str | None] = {}
-        self._targets = LinkTargets()
         self._logged_reasons: set[str] = set()
         self._tally: dict[str, int] = {}
         self._tallied = 0
@@ -191,8 +192,12 @@ class TemplatePipeline:
         self._tallied = 0
         for key, count in tally.items():
             self._inc(key, count)
+        if self.evidence.evicted and self.stats is not None:
+            self.stats.set_value("templates/layout/sites_evicted", self.evidence.evicted)
 
     async def _mark(self, adapter: ItemAdapter) -> None:
+        """Read the fields, parse (here or in a worker), count in the store, decide, learn
+        from the decided page, write the marks."""
         url = adapter.get(self.url_field)
         html = adapter.get(self.html_field)
         if not isinstance(url, str) or not url:
@@ -221,7 +226,12 @@ class TemplatePipeline:
             self._skip(adapter, "store-error", str(exc))
             return
         self.state.new_pages[site] = self.state.new_pages.get(site, 0) + 1
-        content_hash = self._write(adapter, site, pid, page, fingerprints, obs)
+        counts = self._counts(site, page, fingerprints, obs, layout=self.state.layout)
+        evidence = self.evidence.site(site)
+        marks = decide_page(page, counts, evidence, self.marking)
+        evidence.learn(page, marks.flags, self.marking.main_share)
+        self._note_main_path(site, marks.main_path, evidence.region.pages)
+        content_hash = self._write(adapter, marks)
         self.urls.add_page(url, page.simhash, content_hash)
         await self.urls.flush()
 
@@ -231,12 +241,13 @@ class TemplatePipeline:
         the page has anchor text), else here. ``pid``: the page id, ``None`` for a bootstrap
         sample (not marked)."""
         if self.workers is not None:
+            main_share = self.marking.main_share
             options = ParseOptions(
                 self.k,
                 self.max_bytes,
                 self.max_tags,
-                self.state.main_path(site) if pid and self.main_share > 0 else None,
-                pid is not None and self.state.anchors(site).get(pid) is not None,
+                self.evidence.main_path(site) if pid and main_share > 0 else None,
+                pid is not None and self.evidence.anchors(site).get(pid) is not None,
             )
             try:
                 page = await self.workers.parse(html, url, options)
@@ -262,7 +273,7 @@ class TemplatePipeline:
     ) -> Observation:
         links = []
         if self.use_components:
-            target = self._targets.resolver(page.url)
+            target = self.evidence.links.resolver(page.url)
             links = [target(h) for h in page.hrefs()]
         return await self.store.observe(
             site,
@@ -276,193 +287,51 @@ class TemplatePipeline:
     async def _lookup(self, site: str, pid: str, fingerprints: list[int]) -> Observation:
         return await self.store.lookup(site, pid, fingerprints, components=self.use_components)
 
-    def _write(
-        self,
-        adapter: ItemAdapter,
-        site: str,
-        pid: str,
-        page: Page,
-        fingerprints: list[int],
-        obs: Observation,
-    ) -> str | None:
-        """Set the marks on the item (``pid``: its page id); returns the hash of its content
-        text."""
-        support = dict(
-            zip(fingerprints, obs.components if self.use_components else obs.counts, strict=True)
-        )
+    def _counts(
+        self, site: str, page: Page, fingerprints: list[int], obs: Observation, *, layout: bool
+    ) -> PageCounts:
+        """What counting the page gave: the store's counts and, with ``layout``, the page
+        added to its site's layout evidence."""
         counts = dict(zip(fingerprints, obs.counts, strict=True))
-        host = urlsplit(page.url).netloc.lower()
-        flags = self._flags(site, host, page, support, obs.pages)
-        static = [False] * len(flags)
-        layout = None
-        if self.state.layout:
-            layout, by_layout = self.state.blocks(site).observe(
-                [p.path for p in page.pagelets], [p.text for p in page.pagelets]
-            )
-            main_path = self.state.main_path(site) if self.main_share > 0 else None
-            static = [
-                s
-                and not f
-                and p.fingerprint != 0
-                and layout_may_flag(p.path, p.text, p.hrefs, p.anchors, main_path, host)
-                for s, f, p in zip(by_layout, flags, page.pagelets, strict=True)
-            ]
-            flags = [f or s for f, s in zip(flags, static, strict=True)]
-        kept = self._content(site, page, flags)
-        title, title_from = self._title(site, pid, page, flags)
-        marks = []
-        content = []
-        template_chars = total_chars = 0
-        outside = 0
-        for pagelet, flag, text, is_static in zip(page.pagelets, flags, kept, static, strict=True):
-            total_chars += len(pagelet.text)
-            in_main = text is not None
-            if flag:
-                template_chars += len(pagelet.text)
-            elif not in_main:
-                outside += 1
-            elif text:
-                content.append(text)
-            mark = {
-                "path": pagelet.path,
-                "text": pagelet.text[: self.snippet],
-                "pages": counts.get(pagelet.fingerprint, 0),
-                "template": flag,
-            }
-            if is_static:
-                mark["static"] = True
-            if not flag and not in_main:
-                mark["outside_main"] = True
-            marks.append(mark)
-        n_template = sum(flags)
-        self._count("templates/items_marked")
-        self._count("templates/pagelets_template", n_template)
-        self._count("templates/pagelets_content", len(flags) - n_template - outside)
-        self._count("templates/pagelets_outside_main", outside)
-        self._count("templates/pagelets_static", sum(static))
-        self._count("templates/text_chars", total_chars)
-        self._count("templates/template_chars", template_chars)
-        self._tallied += 1
-        if self._tallied >= _TALLY_ITEMS:
-            self._publish_tally()
-        info: dict[str, Any] = {
-            "site": site,
-            "pages_seen": obs.pages,
-            "algorithm": self.algorithm,
-            "template_share": round(template_chars / total_chars, 4) if total_chars else 0.0,
-            "simhash": f"{page.simhash:016x}",
-        }
-        if title:
-            info["title"] = title[: self.snippet * 2]
-            info["title_from"] = title_from
-        if layout is not None:
-            info["layout"] = layout
-        main_path = self._main_paths.get(site)
-        if main_path:
-            info["main_path"] = main_path
-        if page.notes:
-            info["notes"] = page.notes
-        if self.store.down:
-            info["store"] = "local-fallback"
-        self._set(adapter, self.pagelets_field, marks)
-        text = "\n".join(content)
-        if page.canonical:
-            info["canonical"] = page.canonical
-        content_hash = self.urls.content_hash(text)
-        if content_hash:
-            info["content_hash"] = content_hash
-        self._set(adapter, self.content_field, text)
-        self._set(adapter, self.info_field, info)
-        if not self.keep_html:
-            del adapter[self.html_field]
-        return content_hash
-
-    def _title(self, site: str, own: str, page: Page, flags: list[bool]) -> tuple[str, str]:
-        """The title of the page ``own`` (its page id): Webstemmer's anchor-text match, with the
-        ``<h1>`` / ``<title>`` fallback. The links of its content blocks become anchor evidence
-        for the pages they name."""
-        anchors = self.state.anchors(site)
-        pagelets = page.pagelets
-        target = self._targets.resolver(page.url)
-        for pagelet, flag in zip(pagelets, flags, strict=True):
-            if not flag:
-                for href, text in zip(pagelet.hrefs, pagelet.anchors, strict=True):
-                    # a link to a part of this page ("#usage") does not name the page
-                    if " " in text and (linked := target(href)) != own:
-                        anchors.add(linked, text)
-        anchor = anchors.get(own)
-        blocks = page.blocks(i for i, f in enumerate(flags) if not f) if anchor else []
-        return choose_title(anchor, blocks, page.h1, page.title)
-
-    def _flags(
-        self, site: str, host: str, page: Page, support: dict[int, int], pages_seen: int
-    ) -> list[bool]:
-        """Exact counting's flags, with the main region's plain blocks spared below
-        ``TEMPLATES_REGION_MIN_SHARE`` (``host``: the page's, for same-site links)."""
-        pagelets = page.pagelets
-        flags = mark_pagelets(
-            [p.fingerprint for p in pagelets],
-            [p.pattern for p in pagelets],
-            support,
-            pages_seen,
-            self.thresholds,
+        support = (
+            dict(zip(fingerprints, obs.components, strict=True)) if self.use_components else counts
         )
-        if self.main_share <= 0 or self.thresholds.region_share <= 0:
-            return flags
-        main_path = self.state.main_path(site)
+        if not layout:
+            return PageCounts(obs.pages, counts, support)
+        cluster, static = self.evidence.blocks(site).observe(
+            [p.path for p in page.pagelets], [p.text for p in page.pagelets]
+        )
+        return PageCounts(obs.pages, counts, support, cluster, static)
 
-        def plain_in_region(i: int) -> bool:
-            p = pagelets[i]
-            return (main_path is None or in_region(p.path, main_path)) and not is_navigation(
-                p.text, p.hrefs, p.anchors, host
-            )
-
-        counts = [max(support.get(p.fingerprint, 0), support.get(p.pattern, 0)) for p in pagelets]
-        return spare_region_content(flags, counts, pages_seen, self.thresholds, plain_in_region)
-
-    def _content(self, site: str, page: Page, flags: list[bool]) -> list[str | None]:
-        """The content text each pagelet contributes (``None``: none).
-
-        Non-template pagelets count when they lie in the site's learned main region (a pagelet
-        that contains the region contributes the region's text only), or — while the site has
-        no main region below the root, or the page has no element at its path — in the page's
-        own main region.
-        """
-        pagelets = page.pagelets
-        weights = [0 if flag else len(p.text) for p, flag in zip(pagelets, flags, strict=True)]
-        plain: list[str | None] = [
-            None if flag else p.text for p, flag in zip(pagelets, flags, strict=True)
-        ]
-        if self.main_share <= 0:
-            return plain
-        learned = self.state.region(site)
-        learned.add([p.path for p in pagelets], weights, flags)
-        main_path = self.state.main_path(site)
+    def _note_main_path(self, site: str, main_path: str | None, pages: int) -> None:
         if main_path != self._main_paths.get(site):
             logger.info(
                 "scrapy-templates: main region of %s is now %s (after %d pages)",
                 site,
                 main_path or "the whole page",
-                learned.pages,
+                pages,
             )
-        self._main_paths[site] = main_path
-        if main_path is not None:
-            texts: list[str | None] = []
-            for i, (pagelet, text) in enumerate(zip(pagelets, plain, strict=True)):
-                if text is None or in_region(pagelet.path, main_path):
-                    texts.append(text)
-                elif main_path.startswith(pagelet.path + "/"):
-                    texts.append(page.text_below(i, main_path))
-                else:
-                    texts.append(None)
-            if any(texts):
-                return texts
-        region = main_region([p.position for p in pagelets], weights, flags, self.main_share)
-        depth = len(region)
-        return [
-            text if p.position[:depth] == region else None
-            for p, text in zip(pagelets, plain, strict=True)
-        ]
+            self._main_paths[site] = main_path
+
+    def _write(self, adapter: ItemAdapter, marks: PageMarks) -> str | None:
+        """Set the marks on the item; returns the hash of its content text."""
+        for key, count in marks.tallies().items():
+            self._count(f"templates/{key}", count)
+        self._tallied += 1
+        if self._tallied >= _TALLY_ITEMS:
+            self._publish_tally()
+        info = marks.info
+        if self.store.down:
+            info["store"] = "local-fallback"
+        content_hash = self.urls.content_hash(marks.content)
+        if content_hash:
+            info["content_hash"] = content_hash
+        self._set(adapter, self.pagelets_field, marks.marks)
+        self._set(adapter, self.content_field, marks.content)
+        self._set(adapter, self.info_field, info)
+        if not self.keep_html:
+            del adapter[self.html_field]
+        return content_hash
 
     async def _await_bootstrap(self, site: str, page: Page) -> None:
         task = self._bootstraps.get(site)
@@ -499,25 +368,16 @@ class TemplatePipeline:
         self._inc("templates/bootstrap_sites")
         logger.info("scrapy-templates: new site %s, sampling %d linked pages", site, len(urls))
         samples = await asyncio.gather(*(self._sample_one(site, url) for url in urls))
-        # Decide the sampled pages too, so the site's main region starts from their evidence.
-        region = self.state.region(site)
+        # Decide the sampled pages too, so the site's evidence starts from them.
         for sample in samples:
             if sample is None:
                 continue
             fingerprints = _fingerprints(sample)
             obs = await self._lookup(site, page_id(sample.url), fingerprints)
-            support = dict(
-                zip(
-                    fingerprints, obs.components if self.use_components else obs.counts, strict=True
-                )
-            )
-            host = urlsplit(sample.url).netloc.lower()
-            flags = self._flags(site, host, sample, support, obs.pages)
-            region.add(
-                [p.path for p in sample.pagelets],
-                [0 if f else len(p.text) for p, f in zip(sample.pagelets, flags, strict=True)],
-                flags,
-            )
+            counts = self._counts(site, sample, fingerprints, obs, layout=False)
+            evidence = self.evidence.site(site)
+            marks = decide_page(sample, counts, evidence, self.marking)
+            evidence.learn(sample, marks.flags, self.marking.main_share)
 
     async def _sample_one(self, site: str, url: str) -> Page | None:
         engine = self.crawler.engine

@@ -1,5 +1,6 @@
-"""What the components of one crawler share: the store, the sites' main regions and the
-template models published by whichever process relearned them last.
+"""What the components of one crawler share: the store and the evidence learned of the sites
+(main regions, layout clusters, anchor texts, and the template models published by whichever
+process relearned them last).
 
 The pipeline, the relearning extension and the URL-rule middlewares each ask
 :meth:`CrawlState.of` for it; the first to open it connects the store, the last to close it
@@ -14,8 +15,7 @@ import os
 import socket
 import uuid
 import weakref
-from collections import OrderedDict
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
@@ -23,11 +23,9 @@ from scrapy.settings import BaseSettings
 from scrapy_templates.crawl.stores import build_store
 from scrapy_templates.store.resilient import ResilientStore
 from scrapy_templates.templates.decide import Thresholds
+from scrapy_templates.templates.evidence import Evidence
 from scrapy_templates.templates.layout import SiteLayouts
-from scrapy_templates.templates.model import TemplateModel
-from scrapy_templates.templates.region import SiteRegion
-from scrapy_templates.templates.title import AnchorIndex
-from scrapy_templates.templates.variability import LayoutBlocks, SiteBlocks
+from scrapy_templates.templates.variability import LayoutBlocks
 
 logger = logging.getLogger(__name__)
 
@@ -67,25 +65,24 @@ class CrawlState:
             max_links=s.getint("TEMPLATES_MAX_LINKS"),
             max_owners=s.getint("TEMPLATES_MAX_OWNERS"),
         )
-        self.region_share = s.getfloat("TEMPLATES_MAIN_REGION_SHARE")
-        self.regions: dict[str, SiteRegion] = {}
         self.layout = s.getbool("TEMPLATES_LAYOUT")
-        self._layout_similarity = s.getfloat("TEMPLATES_LAYOUT_SIMILARITY")
-        self._layout_max_clusters = s.getint("TEMPLATES_LAYOUT_MAX_CLUSTERS")
-        self._new_blocks = functools.partial(
-            LayoutBlocks,
-            samples=s.getint("TEMPLATES_BLOCK_SAMPLES"),
-            min_pages=s.getint("TEMPLATES_BLOCK_MIN_PAGES"),
-            min_share=s.getfloat("TEMPLATES_BLOCK_MIN_SHARE"),
-            max_diff=s.getfloat("TEMPLATES_BLOCK_DIFF_MAX"),
-            comparison=s.get("TEMPLATES_BLOCK_COMPARE"),
+        self.evidence = Evidence(
+            region_share=s.getfloat("TEMPLATES_MAIN_REGION_SHARE"),
+            layouts=functools.partial(
+                SiteLayouts,
+                s.getfloat("TEMPLATES_LAYOUT_SIMILARITY"),
+                s.getint("TEMPLATES_LAYOUT_MAX_CLUSTERS"),
+            ),
+            blocks=functools.partial(
+                LayoutBlocks,
+                samples=s.getint("TEMPLATES_BLOCK_SAMPLES"),
+                min_pages=s.getint("TEMPLATES_BLOCK_MIN_PAGES"),
+                min_share=s.getfloat("TEMPLATES_BLOCK_MIN_SHARE"),
+                max_diff=s.getfloat("TEMPLATES_BLOCK_DIFF_MAX"),
+                comparison=s.get("TEMPLATES_BLOCK_COMPARE"),
+            ),
+            max_sites=s.getint("TEMPLATES_LAYOUT_MAX_SITES"),
         )
-        # layout evidence and anchor texts of the sites most recently seen; a broad crawl
-        # touches far more sites than it can keep evidence for
-        self.layout_max_sites = s.getint("TEMPLATES_LAYOUT_MAX_SITES")
-        self.site_blocks: OrderedDict[str, SiteBlocks] = OrderedDict()
-        self.site_anchors: OrderedDict[str, AnchorIndex] = OrderedDict()
-        self.models: dict[str, TemplateModel] = {}
         self.new_pages: dict[str, int] = {}
         # who holds a lock: unique per process and per crawler within it
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -107,46 +104,6 @@ class CrawlState:
                     len(self.store.journal),
                 )
                 self._set("templates/store/writes_unmerged", len(self.store.journal))
-
-    def region(self, site: str) -> SiteRegion:
-        found = self.regions.get(site)
-        if found is None:
-            found = self.regions[site] = SiteRegion(self.region_share)
-        return found
-
-    def blocks(self, site: str) -> SiteBlocks:
-        """The site's layout clusters and block evidence (this process's own)."""
-        found = self.site_blocks.get(site)
-        if found is None:
-            layouts = SiteLayouts(self._layout_similarity, self._layout_max_clusters)
-            found = SiteBlocks(layouts, self._new_blocks)
-        self._keep(self.site_blocks, site, found)
-        return found
-
-    def anchors(self, site: str) -> AnchorIndex:
-        """Anchor texts seen for the site's pages (this process's own)."""
-        found = self.site_anchors.get(site) or AnchorIndex()
-        self._keep(self.site_anchors, site, found)
-        return found
-
-    def _keep(self, recent: OrderedDict[str, Any], site: str, value: Any) -> None:
-        """Mark ``site`` most recently used; past ``TEMPLATES_LAYOUT_MAX_SITES`` sites, the
-        evidence of the least recently used one goes (it starts afresh if the site returns)."""
-        recent[site] = value
-        recent.move_to_end(site)
-        while len(recent) > self.layout_max_sites:
-            recent.popitem(last=False)
-            if self.stats is not None:
-                self.stats.inc_value("templates/layout/sites_evicted")
-
-    def main_path(self, site: str) -> str | None:
-        """The site's main content path: this process's own, unless a published model was
-        learned from more pages."""
-        region = self.region(site)
-        model = self.models.get(site)
-        if model is not None and model.region_pages > region.pages:
-            return model.main_path
-        return region.main_path()
 
     def _set(self, key: str, value: int) -> None:
         if self.stats is not None:

@@ -45,7 +45,7 @@ async def test_sync_installs_newer_publications_and_refuses_bad_ones(
     await store.publish(SITE, "model", 2, model.dumps())
     await ext._sync()
     assert [r.version for r in rules.rulesets()] == [3]
-    assert ext.state.models[SITE] == model
+    assert ext.state.evidence.models[SITE] == model
     assert crawler.stats.get_value("templates/urls/rules_version") == 3
 
     # a newer but corrupt rule set, a foreign one and a bad model: all refused, last good kept
@@ -55,7 +55,7 @@ async def test_sync_installs_newer_publications_and_refuses_bad_ones(
         await ext._sync()
         await ext._sync(force=True)  # refused once, logged once
     assert [r.version for r in rules.rulesets()] == [3]
-    assert ext.state.models[SITE] == model
+    assert ext.state.evidence.models[SITE] == model
     assert caplog.text.count("URL rules v4") == 1 and caplog.text.count("model v3") == 1
     foreign = _ruleset(5).dumps().replace(SITE, "evil.example")
     await store.publish(SITE, "rules", 5, foreign)
@@ -107,12 +107,12 @@ async def test_a_learner_that_raises_leaves_the_rules_in_force(
 
 async def test_a_relearn_settles_the_layout_clusters_of_sites_this_process_saw() -> None:
     ext, crawler = await _extension()
-    blocks = ext.state.blocks(SITE)
+    blocks = ext.state.evidence.blocks(SITE)
     for n in range(6):
         blocks.observe(["body/nav", "body/main/article"], ["Home News", f"Story {n}"])
         blocks.observe(["body/nav", "body/main/ul.results"], ["Home News", f"Results {n}"])
     await ext._relearn_models([SITE, "unseen.example"])
-    assert "unseen.example" not in ext.state.site_blocks  # nothing made up for other sites
+    assert "unseen.example" not in ext.state.evidence.site_blocks  # nothing made up for other sites
     clusters = len(blocks.layouts.clusters)
     assert clusters >= 2
     assert crawler.stats.get_value("templates/layout/clusters") == clusters

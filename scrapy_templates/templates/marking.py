@@ -1,0 +1,253 @@
+"""The per-page decision as one function of plain data, and what a site learns from a page.
+
+:func:`decide_page` turns a parsed page, what counting it gave (the store's counts and the
+layout model's block evidence, both with the page itself counted, as ``000_…`` counts a
+pagelet's own page) and what the site has learned from earlier pages (its main region, anchor
+texts, published model) into the page's marks: template flags, content text, title and the
+item's summary. It reads the evidence once and changes nothing, so every part of one page is
+decided under the same main region. :meth:`~scrapy_templates.templates.evidence.SiteEvidence.learn`
+then adds the decided page to the evidence for the pages after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from scrapy_templates.page import Page
+from scrapy_templates.sites import page_id
+from scrapy_templates.templates.decide import (
+    Thresholds,
+    main_region,
+    mark_pagelets,
+    spare_region_content,
+)
+from scrapy_templates.templates.evidence import SiteEvidence
+from scrapy_templates.templates.region import in_region, is_navigation
+from scrapy_templates.templates.title import choose_title
+from scrapy_templates.templates.variability import layout_may_flag
+
+
+@dataclass(frozen=True, slots=True)
+class MarkSettings:
+    """The decision's settings: the template thresholds, the share of a page's content its
+    main region holds (0: no region, every non-template pagelet is content), whether the
+    layout model flags static blocks, the snippet length of the marks and the counting
+    algorithm (``"local"`` or ``"global"``)."""
+
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    main_share: float = 0.9
+    snippet: int = 120
+    algorithm: str = "local"
+
+
+@dataclass(frozen=True, slots=True)
+class PageCounts:
+    """What counting one page gave, the page included: ``pages`` of its site seen so far;
+    per fingerprint, ``counts`` (pages holding it) and ``support`` (the same for the local
+    algorithm, the size of its link-connected component for the global one); and, with the
+    layout model, the page's layout cluster and which of its pagelets are static there."""
+
+    pages: int
+    counts: Mapping[int, int]
+    support: Mapping[int, int]
+    layout: int | None = None
+    static: Sequence[bool] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PageMarks:
+    """A page's decision: per pagelet its template flag, whether the layout model flagged
+    it (``static``) and the content text it gives (``None``: none); the item's ``marks``
+    (its pagelets field), ``content`` text and ``info`` summary; the main path it was
+    decided under; ``sizes``: each pagelet's text length, for the crawl's counters."""
+
+    flags: list[bool]
+    static: list[bool]
+    texts: list[str | None]
+    sizes: list[int]
+    marks: list[dict[str, Any]]
+    content: str
+    info: dict[str, Any]
+    main_path: str | None
+
+    def tallies(self) -> dict[str, int]:
+        """The page's share of the crawl's ``templates/…`` counters."""
+        total = template = outside = 0
+        for size, flag, text in zip(self.sizes, self.flags, self.texts, strict=True):
+            total += size
+            if flag:
+                template += size
+            elif text is None:
+                outside += 1
+        n_template = sum(self.flags)
+        return {
+            "items_marked": 1,
+            "pagelets_template": n_template,
+            "pagelets_content": len(self.flags) - n_template - outside,
+            "pagelets_outside_main": outside,
+            "pagelets_static": sum(self.static),
+            "text_chars": total,
+            "template_chars": template,
+        }
+
+
+def decide_page(
+    page: Page, counts: PageCounts, evidence: SiteEvidence, settings: MarkSettings
+) -> PageMarks:
+    """Mark ``page``: exact counting's flags (``000_…`` §3), with plain blocks of the main
+    region spared below the region share and the layout model's static blocks added
+    (``001_…``); the content text from the site's main region (``004_…``); the title from
+    anchor texts (``001_…`` step 5). Reads ``evidence`` once and changes nothing."""
+    host = urlsplit(page.url).netloc.lower()
+    main_path = evidence.main_path() if settings.main_share > 0 else None
+    flags = _count_flags(page, counts, main_path, host, settings)
+    static = [False] * len(flags)
+    if counts.static is not None:
+        static = [
+            s
+            and not f
+            and p.fingerprint != 0
+            and layout_may_flag(p.path, p.text, p.hrefs, p.anchors, main_path, host)
+            for s, f, p in zip(counts.static, flags, page.pagelets, strict=True)
+        ]
+        flags = [f or s for f, s in zip(flags, static, strict=True)]
+    texts = _content_texts(page, flags, main_path, settings.main_share)
+    marks = _marks(page, counts, flags, static, texts, settings.snippet)
+    content = "\n".join(t for t in texts if t)
+    sizes = [len(p.text) for p in page.pagelets]
+    info = _info(page, counts, evidence, settings, sizes, flags, main_path)
+    return PageMarks(flags, static, texts, sizes, marks, content, info, main_path)
+
+
+def _count_flags(
+    page: Page, counts: PageCounts, main_path: str | None, host: str, settings: MarkSettings
+) -> list[bool]:
+    """Exact counting's flags, with the main region's plain blocks spared below
+    ``region_share`` (``host``: the page's, for same-site links)."""
+    pagelets = page.pagelets
+    support = counts.support
+    thresholds = settings.thresholds
+    flags = mark_pagelets(
+        [p.fingerprint for p in pagelets],
+        [p.pattern for p in pagelets],
+        support,
+        counts.pages,
+        thresholds,
+    )
+    if settings.main_share <= 0 or thresholds.region_share <= 0:
+        return flags
+
+    def plain_in_region(i: int) -> bool:
+        p = pagelets[i]
+        return (main_path is None or in_region(p.path, main_path)) and not is_navigation(
+            p.text, p.hrefs, p.anchors, host
+        )
+
+    best = [max(support.get(p.fingerprint, 0), support.get(p.pattern, 0)) for p in pagelets]
+    return spare_region_content(flags, best, counts.pages, thresholds, plain_in_region)
+
+
+def _content_texts(
+    page: Page, flags: list[bool], main_path: str | None, share: float
+) -> list[str | None]:
+    """The content text each pagelet gives (``None``: none).
+
+    Non-template pagelets count when they lie in the site's main region (a pagelet that
+    contains the region gives the region's text only), or — while the site has no main
+    region below the root, or the page has no element at its path — in the page's own main
+    region."""
+    pagelets = page.pagelets
+    plain = [None if flag else p.text for p, flag in zip(pagelets, flags, strict=True)]
+    if share <= 0:
+        return plain
+    if main_path is not None:
+        texts: list[str | None] = []
+        for i, (pagelet, text) in enumerate(zip(pagelets, plain, strict=True)):
+            if text is None or in_region(pagelet.path, main_path):
+                texts.append(text)
+            elif main_path.startswith(pagelet.path + "/"):
+                texts.append(page.text_below(i, main_path))
+            else:
+                texts.append(None)
+        if any(texts):
+            return texts
+    weights = [0 if flag else len(p.text) for p, flag in zip(pagelets, flags, strict=True)]
+    region = main_region([p.position for p in pagelets], weights, flags, share)
+    depth = len(region)
+    return [
+        text if p.position[:depth] == region else None
+        for p, text in zip(pagelets, plain, strict=True)
+    ]
+
+
+def _marks(
+    page: Page,
+    counts: PageCounts,
+    flags: list[bool],
+    static: list[bool],
+    texts: list[str | None],
+    snippet: int,
+) -> list[dict[str, Any]]:
+    """The item's pagelets field: per pagelet its path, text snippet, pages holding it and
+    flag; ``static`` when the layout model flagged it, ``outside_main`` when it is content
+    outside the main region."""
+    found = counts.counts
+    marks = []
+    for pagelet, flag, text, is_static in zip(page.pagelets, flags, texts, static, strict=True):
+        mark: dict[str, Any] = {
+            "path": pagelet.path,
+            "text": pagelet.text[:snippet],
+            "pages": found.get(pagelet.fingerprint, 0),
+            "template": flag,
+        }
+        if is_static:
+            mark["static"] = True
+        if not flag and text is None:
+            mark["outside_main"] = True
+        marks.append(mark)
+    return marks
+
+
+def _info(
+    page: Page,
+    counts: PageCounts,
+    evidence: SiteEvidence,
+    settings: MarkSettings,
+    sizes: list[int],
+    flags: list[bool],
+    main_path: str | None,
+) -> dict[str, Any]:
+    """The item's summary of the decision."""
+    total = sum(sizes)
+    template = sum(n for n, f in zip(sizes, flags, strict=True) if f)
+    info: dict[str, Any] = {
+        "site": evidence.site,
+        "pages_seen": counts.pages,
+        "algorithm": settings.algorithm,
+        "template_share": round(template / total, 4) if total else 0.0,
+        "simhash": f"{page.simhash:016x}",
+    }
+    title, title_from = _title(page, flags, evidence)
+    if title:
+        info["title"] = title[: settings.snippet * 2]
+        info["title_from"] = title_from
+    if counts.layout is not None:
+        info["layout"] = counts.layout
+    if main_path:
+        info["main_path"] = main_path
+    if page.notes:
+        info["notes"] = page.notes
+    if page.canonical:
+        info["canonical"] = page.canonical
+    return info
+
+
+def _title(page: Page, flags: list[bool], evidence: SiteEvidence) -> tuple[str, str]:
+    """Webstemmer's anchor-text match over the blocks of the page's content pagelets, with
+    the ``<h1>`` / ``<title>`` fallback."""
+    anchor = evidence.anchors.get(page_id(page.url))
+    blocks = page.blocks(i for i, f in enumerate(flags) if not f) if anchor else []
+    return choose_title(anchor, blocks, page.h1, page.title)
