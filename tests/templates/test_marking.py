@@ -1,0 +1,116 @@
+"""The per-page decision on plain data: a parsed page, counts and a site's evidence."""
+
+from __future__ import annotations
+
+import functools
+
+from scrapy_templates.page import Page, parse_page
+from scrapy_templates.sites import page_id
+from scrapy_templates.templates.decide import Thresholds
+from scrapy_templates.templates.evidence import Evidence
+from scrapy_templates.templates.layout import SiteLayouts
+from scrapy_templates.templates.marking import MarkSettings, PageCounts, decide_page
+from scrapy_templates.templates.model import TemplateModel
+from scrapy_templates.templates.variability import LayoutBlocks
+
+NAV = "".join(f"<a href='/s{i}.html'>Section {i}</a> " for i in range(5))
+
+
+def _page(n: int) -> Page:
+    html = (
+        f"<html><head><title>Page {n}</title></head><body><div id=nav>{NAV}</div>"
+        f"<div id=main><h1>Heading {n}</h1><p>Body text number {n} says something of its own"
+        f" about topic {n}.</p></div><div id=foot>Copyright the authors</div></body></html>"
+    )
+    return parse_page(html, f"http://a.test/p{n}.html")
+
+
+def _evidence() -> Evidence:
+    return Evidence(
+        region_share=0.9,
+        layouts=SiteLayouts,
+        blocks=functools.partial(LayoutBlocks),
+        max_sites=10,
+    )
+
+
+def _counts(
+    page: Page, pages: int, repeated: set[str], static: list[bool] | None = None
+) -> PageCounts:
+    """Counts where the pagelets whose path ends with one of ``repeated`` are on every page."""
+    counts = {
+        p.fingerprint: pages if p.path.rsplit("/", 1)[-1] in repeated else 1 for p in page.pagelets
+    }
+    return PageCounts(pages, counts, counts, 0 if static is not None else None, static)
+
+
+SETTINGS = MarkSettings(Thresholds(2, 0.25, 0.5, 0.0), 0.9, 40, "local")
+
+
+def test_repeated_pagelets_are_flagged_and_left_out_of_the_content() -> None:
+    page = _page(1)
+    site = _evidence().site("a.test")
+    marks = decide_page(page, _counts(page, 10, {"div#nav", "div#foot"}), site, SETTINGS)
+    by_path = {m["path"].rsplit("/", 1)[-1]: m for m in marks.marks}
+    assert by_path["div#nav"]["template"] and by_path["div#foot"]["template"]
+    assert not by_path["div#main"]["template"]
+    assert "Body text number 1" in marks.content
+    assert "Section" not in marks.content and "Copyright" not in marks.content
+    assert marks.info["pages_seen"] == 10 and marks.info["site"] == "a.test"
+    assert 0 < marks.info["template_share"] < 1
+    assert by_path["div#nav"]["text"] == page.pagelets[0].text[:40], "snippet cut at 40"
+
+
+def test_nothing_repeats_on_the_first_page() -> None:
+    page = _page(1)
+    marks = decide_page(page, _counts(page, 1, set()), _evidence().site("a.test"), SETTINGS)
+    assert not any(marks.flags)
+    assert marks.tallies()["pagelets_template"] == 0
+
+
+def test_the_decision_changes_no_evidence_and_uses_one_main_path() -> None:
+    evidence = _evidence()
+    for n in range(20):
+        page = _page(n)
+        site = evidence.site("a.test")
+        before = site.main_path()
+        pages = evidence.region("a.test").pages
+        marks = decide_page(page, _counts(page, n + 1, {"div#nav", "div#foot"}), site, SETTINGS)
+        assert evidence.region("a.test").pages == pages, "deciding learned nothing"
+        assert marks.main_path == before
+        assert marks.info.get("main_path") == before
+        site.learn(page, marks.flags, SETTINGS.main_share)
+    assert evidence.main_path("a.test") is not None, "twenty pages give the site a main region"
+
+
+def test_static_blocks_are_flagged_outside_the_main_region_only() -> None:
+    page = _page(3)
+    static = [p.path.endswith(("div#foot", "div#main")) for p in page.pagelets]
+    evidence = _evidence()
+    evidence.models["a.test"] = TemplateModel("a.test", 1, 100, "body/div#main", 100)
+    marks = decide_page(page, _counts(page, 10, set(), static), evidence.site("a.test"), SETTINGS)
+    by_path = {m["path"].rsplit("/", 1)[-1]: m for m in marks.marks}
+    assert by_path["div#foot"].get("static") and by_path["div#foot"]["template"]
+    assert not by_path["div#main"]["template"], "static text inside the main region stays"
+    assert marks.info["layout"] == 0
+    assert marks.tallies()["pagelets_static"] == 1
+
+
+def test_the_title_comes_from_an_anchor_text_seen_for_the_page() -> None:
+    page = _page(7)
+    evidence = _evidence()
+    evidence.anchors("a.test").add(page_id(page.url), "Heading 7")
+    marks = decide_page(page, _counts(page, 2, set()), evidence.site("a.test"), SETTINGS)
+    assert marks.info["title"] == "Heading 7"
+    assert marks.info["title_from"] != "title"
+
+
+def test_tallies_add_up_to_the_page() -> None:
+    page = _page(2)
+    marks = decide_page(page, _counts(page, 10, {"div#nav"}), _evidence().site("a.test"), SETTINGS)
+    tallies = marks.tallies()
+    assert tallies["text_chars"] == sum(len(p.text) for p in page.pagelets)
+    assert tallies["template_chars"] == len(page.pagelets[0].text)
+    assert tallies["pagelets_template"] + tallies["pagelets_content"] + tallies[
+        "pagelets_outside_main"
+    ] == len(page.pagelets)
