@@ -33,9 +33,11 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Response
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+from scrapy.statscollectors import StatsCollector
 
 from scrapy_templates.crawl.pipeline import BOOTSTRAP_META
 from scrapy_templates.crawl.urlrules import ORIGINAL_URL, UrlRules
+from scrapy_templates.urlnorm.guard import DROP, KEEP, Verdict
 
 OPT_OUT = "dont_normalize"
 DEFERRED = "templates_deferred"
@@ -46,6 +48,17 @@ def _enabled(crawler: Crawler) -> UrlRules:
     if not rules.enabled:
         raise NotConfigured("TEMPLATES_URL_RULES is false")
     return rules
+
+
+def _rewritten(request: Request, verdict: Verdict) -> Request:
+    return request.replace(url=verdict.url, meta={**request.meta, ORIGINAL_URL: request.url})
+
+
+def _count_drop(stats: StatsCollector | None, rules: UrlRules, verdict: Verdict) -> None:
+    if stats is not None:
+        stats.inc_value("templates/urls/dropped")
+        host = rules.guard(verdict.url)
+        stats.inc_value("templates/urls/bytes_saved", int(host.mean_size) if host else 0)
 
 
 class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
@@ -59,24 +72,19 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
     def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
         if request.meta.get(OPT_OUT):
             return request
-        canonical = self.rules.canonical(request.url)
-        if canonical == request.url:
-            self.rules.note_requested(request.url)
-            deferral = self.rules.deferral(request.url)
-            if not deferral:
+        verdict = self.rules.decide(request, queued=False)
+        if verdict.action == KEEP:
+            if not verdict.defer:
                 return request
             self._inc("templates/urls/deferred")
             return request.replace(
-                priority=request.priority - deferral, meta={**request.meta, DEFERRED: True}
+                priority=request.priority - verdict.defer, meta={**request.meta, DEFERRED: True}
             )
-        self.rules.remember(request, canonical)
-        if self.rules.was_fetched(canonical) or self.rules.is_pending(canonical):
-            self._inc("templates/urls/dropped")
-            self._inc("templates/urls/bytes_saved", int(self.rules.saved_bytes(canonical)))
+        if verdict.action == DROP:
+            _count_drop(self.stats, self.rules, verdict)
             return None
         self._inc("templates/urls/rewritten")
-        self.rules.note_requested(canonical)
-        return request.replace(url=canonical, meta={**request.meta, ORIGINAL_URL: request.url})
+        return _rewritten(request, verdict)
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
@@ -98,27 +106,21 @@ class UrlRulesDownloaderMiddleware:
         if request.meta.get(OPT_OUT):
             return None
         await self.rules.hold(request.url)
-        canonical = self.rules.canonical(request.url)
-        if canonical == request.url:
-            return self._defer(request)
-        self.rules.remember(request, canonical)
-        self.rules.note_withdrawn(request.url)
-        if self.rules.was_fetched(canonical) or self.rules.is_pending(canonical):
-            self._inc("templates/urls/dropped")
-            self._inc("templates/urls/bytes_saved", int(self.rules.saved_bytes(canonical)))
-            raise IgnoreRequest(f"duplicate of {canonical}, downloaded or queued already")
+        # a request deferred once, or one a rule rewrote (for the canonical URL), goes now
+        defer = not (request.meta.get(DEFERRED) or request.meta.get(ORIGINAL_URL))
+        verdict = self.rules.decide(request, queued=True, defer=defer)
+        if verdict.action == KEEP:
+            return self._defer(request, verdict.defer)
+        if verdict.action == DROP:
+            _count_drop(self.stats, self.rules, verdict)
+            raise IgnoreRequest(f"duplicate of {verdict.url}, downloaded or queued already")
         self._inc("templates/urls/rescheduled")
-        self.rules.note_requested(canonical)
-        return request.replace(url=canonical, meta={**request.meta, ORIGINAL_URL: request.url})
+        return _rewritten(request, verdict)
 
-    def _defer(self, request: Request) -> Request | None:
+    def _defer(self, request: Request, deferral: int) -> Request | None:
         """A request of a duplicate-prone form that was queued before its host's rules said
         so goes back to the scheduler, once, with the priority it would have had (the
-        shared queue of several processes fills with such requests before a first rule).
-        A request a rule rewrote is for the canonical URL and goes now."""
-        if request.meta.get(DEFERRED) or request.meta.get(ORIGINAL_URL):
-            return None
-        deferral = self.rules.deferral(request.url)
+        shared queue of several processes fills with such requests before a first rule)."""
         if not deferral:
             return None
         self._inc("templates/urls/deferred")

@@ -36,6 +36,7 @@ from scrapy_templates.sites import BUILTIN_SITES, SiteFunction, page_id
 from scrapy_templates.store.base import Observation, StoreError
 from scrapy_templates.templates.marking import MarkSettings, PageCounts, PageMarks, decide_page
 from scrapy_templates.templates.variability import COMPARISONS
+from scrapy_templates.urlnorm.samples import content_hash as text_hash
 from scrapy_templates.workers import ParseOptions, WorkerPool, WorkerStarting, WorkerUnavailable
 
 logger = logging.getLogger(__name__)
@@ -323,7 +324,7 @@ class TemplatePipeline:
         info = marks.info
         if self.store.down:
             info["store"] = "local-fallback"
-        content_hash = self.urls.content_hash(marks.content)
+        content_hash = text_hash(marks.content)
         if content_hash:
             info["content_hash"] = content_hash
         self._set(adapter, self.pagelets_field, marks.marks)

@@ -19,15 +19,23 @@ from scrapy_templates.crawl.middlewares import (
     UrlRulesDownloaderMiddleware,
     UrlRulesSpiderMiddleware,
 )
-from scrapy_templates.crawl.urlrules import UrlRules, decode_sample, head_canonical
+from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.settings import DEFAULTS
 from scrapy_templates.store.memory import MemoryStore
+from scrapy_templates.urlnorm.guard import HostGuard
 from scrapy_templates.urlnorm.learn import learn_rules
 from scrapy_templates.urlnorm.rules import RuleSet
+from scrapy_templates.urlnorm.samples import decode_sample
 from tests.urlnorm.url_sets import mirror_site
 
 SITE = "www.example.com"
 SID_URL = "http://www.example.com/archive2/17/display?sid=abc"
+
+
+def _guard(rules: UrlRules, url: str) -> HostGuard[Request]:
+    guard = rules.guard(url)
+    assert guard is not None
+    return guard
 
 
 def _crawler(**settings: Any) -> Any:
@@ -128,22 +136,6 @@ def test_rules_file_is_loaded_at_start(tmp_path: Path) -> None:
     path.write_text(json.dumps([_ruleset().to_json()]))
     crawler = _crawler(TEMPLATES_URL_RULES_FILE=str(path))
     assert UrlRules.of(crawler).canonical(SID_URL) != SID_URL
-
-
-@pytest.mark.parametrize(
-    ("head", "expected"),
-    [
-        (b'<link rel="canonical" href="/x">', "http://h.example/x"),
-        (
-            b"<LINK REL='Canonical' HREF='http://h.example/y?a=1&amp;b=2'>",
-            "http://h.example/y?a=1&b=2",
-        ),
-        (b'<link href="/z" rel="canonical">', "http://h.example/z"),
-        (b'<link rel="stylesheet" href="/s.css">', None),
-    ],
-)
-def test_head_canonical(head: bytes, expected: str | None) -> None:
-    assert head_canonical(b"<html><head>" + head + b"</head>", "http://h.example/p") == expected
 
 
 async def test_learning_starts_after_enough_samples() -> None:
@@ -289,8 +281,10 @@ def test_a_corrected_rule_set_sends_again_what_the_old_one_sent_elsewhere(
     rules.install(same, source="test")  # the same mapping: nothing to send again
     assert engine.crawled == []
 
-    rules.note_requested(other)  # requested once, then turned away before its download
-    rules.note_withdrawn(other)
+    _guard(rules, other).note_requested(
+        other
+    )  # requested once, then turned away before its download
+    _guard(rules, other).note_withdrawn(other)
     empty = RuleSet(site=SITE, version=same.version + 1, nodes={}, rules={})
     rules.install(empty, source="test")  # the rule is gone: both pages are pages of their own
     assert sorted(r.url for r in engine.crawled) == sorted([SID_URL, other])
@@ -308,7 +302,9 @@ def test_a_pending_request_is_not_sent_twice(crawler: Any, engine: _Engine) -> N
     rules = UrlRules.of(crawler)
     mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
     assert mw.get_processed_request(Request(SID_URL), None) is None
-    rules.note_requested(SID_URL)  # the same URL is also queued, under its own name
+    _guard(rules, SID_URL).note_requested(
+        SID_URL
+    )  # the same URL is also queued, under its own name
     rules.install(RuleSet(site=SITE, version=99, nodes={}, rules={}), source="test")
     assert engine.crawled == []
 
@@ -322,12 +318,14 @@ async def test_a_request_for_a_url_queued_past_the_dupefilter_is_dropped(crawler
     url = SID_URL.replace("17", "18")
     canonical = rules.canonical(url)
     assert canonical != url and not rules.was_fetched(canonical)
-    rules.note_requested(canonical)  # queued with dont_filter
+    _guard(rules, canonical).note_requested(canonical)  # queued with dont_filter
     assert spider_mw.get_processed_request(Request(url), None) is None
     with pytest.raises(IgnoreRequest):
         await downloader_mw.process_request(Request(url))
     assert crawler.stats.get_value("templates/urls/dropped") == 2
-    rules.note_withdrawn(canonical)  # turned away before its download: no longer queued
+    _guard(rules, canonical).note_withdrawn(
+        canonical
+    )  # turned away before its download: no longer queued
     rewritten = spider_mw.get_processed_request(Request(url), None)
     assert rewritten is not None and rewritten.url == canonical
 
@@ -397,7 +395,7 @@ def test_a_rule_set_that_maps_alike_keys_only_the_pages_shared_since(
     rules = UrlRules.of(crawler)
     other = SID_URL.replace("/17/", "/18/")  # a page another process fetched
     assert rules.canonical(other) != other and not rules.was_fetched(rules.canonical(other))
-    rules._host(SITE).shared = [other]
+    _guard(rules, other).shared = [other]
     same = RuleSet.loads(rules.rulesets()[0].dumps())
     applied: list[str] = []
     apply = same.apply

@@ -1,0 +1,216 @@
+"""What a host's URL rules make of each request, with the bookkeeping that answers it.
+
+A :class:`HostGuard` holds the rule set in force for one host and what the crawl did with
+the host's URLs: which pages were downloaded (under their own URL and their canonical one),
+which URLs were sent towards the scheduler and which of those a rule turned away since, and
+the requests it rewrote or dropped (so that a corrected rule set can send them again). One
+:meth:`HostGuard.decide` per request answers with a small :class:`Verdict`. Plain data: no
+Scrapy, no store; the requests it remembers are opaque tokens of the caller's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+from urllib.parse import parse_qsl, urlsplit
+
+from scrapy_templates.urlnorm.rules import RuleSet
+
+T = TypeVar("T")
+
+KEEP = "keep"
+REWRITE = "rewrite"
+DROP = "drop"
+
+# requests rewritten or dropped, kept per host so that a corrected rule set can send again
+# the ones it maps elsewhere
+REMEMBERED = 5_000
+
+Form = tuple[str, str, tuple[str, ...]]
+
+
+def url_key(url: str) -> int:
+    """A 64-bit key of a URL: what the bookkeeping sets hold instead of the URL."""
+    return int.from_bytes(hashlib.blake2b(url.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What to do with a request: ``keep`` it (lowering its priority by ``defer``),
+    ``rewrite`` it to ``url``, or ``drop`` it as a duplicate of the page at ``url``."""
+
+    action: str
+    url: str
+    defer: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Resend(Generic[T]):
+    """A remembered request that a new rule set maps to another page than before: send
+    ``token`` again for ``url``."""
+
+    token: T
+    url: str
+
+
+@dataclass
+class HostGuard(Generic[T]):
+    """One host's rules in force and the bookkeeping of its URLs (see the module docstring).
+
+    ``fetched``: URLs downloaded in this process; ``shared``: pages that became items in any
+    process (from the store's samples); ``keys``: the keys of both, as themselves and in
+    their canonical form under the rules in force."""
+
+    ruleset: RuleSet | None = None
+    fetched: list[str] = field(default_factory=list)
+    shared: list[str] = field(default_factory=list)
+    keys: set[int] = field(default_factory=set)
+    # the shared URLs whose keys are in ``keys``
+    keyed_shared: set[str] = field(default_factory=set)
+    decided: deque[tuple[T, str, str]] = field(default_factory=lambda: deque(maxlen=REMEMBERED))
+    # URLs sent towards the scheduler, and those of them a downloader-side rule turned away:
+    # a URL requested and not turned away is pending (or done) and needs no second request
+    requested: set[int] = field(default_factory=set)
+    withdrawn: set[int] = field(default_factory=set)
+    responses: int = 0
+    bytes: int = 0
+
+    @property
+    def has_rules(self) -> bool:
+        """Whether a rule set with at least one rule is in force (an empty one, learned from
+        the first few samples, changes nothing)."""
+        return self.ruleset is not None and bool(self.ruleset.rules)
+
+    @property
+    def mean_size(self) -> float:
+        """The host's mean response size: what a dropped request is taken to save."""
+        return self.bytes / self.responses if self.responses else 0.0
+
+    def canonical(self, url: str) -> str:
+        """``url`` rewritten by the rules in force (``url`` when there are none)."""
+        return url if self.ruleset is None else self.ruleset.apply(url)
+
+    def is_pending(self, key: int) -> bool:
+        return key in self.requested and key not in self.withdrawn
+
+    def note_requested(self, url: str) -> None:
+        """A request for ``url`` was sent towards the scheduler."""
+        self.requested.add(url_key(url))
+
+    def note_withdrawn(self, url: str) -> None:
+        """A queued request for ``url`` was dropped or sent elsewhere before its download."""
+        self.withdrawn.add(url_key(url))
+
+    def was_fetched(self, url: str) -> bool:
+        """Whether a page whose canonical URL is ``url`` has been downloaded."""
+        return url_key(url) in self.keys
+
+    def decide(
+        self, url: str, token: T, *, queued: bool, defer: tuple[int, float] | None = None
+    ) -> Verdict:
+        """The verdict on a request for ``url`` (``token``: the request, remembered when
+        rewritten or dropped). ``queued``: the request was enqueued already (a downloader
+        sees it), so a rewrite withdraws ``url``; otherwise it is about to be, and is noted
+        as requested. ``defer``: ``(priority, rate)`` — a URL no rule rewrites whose form
+        showed at least ``rate`` duplicates in training is deferred by ``priority``.
+
+        A rewritten URL whose page was downloaded, or requested and not turned away since,
+        is dropped: its request would fetch the same page again."""
+        canonical = self.canonical(url)
+        if canonical == url:
+            if not queued:
+                self.note_requested(url)
+            return Verdict(KEEP, url, self._deferral(url, defer))
+        self.decided.append((token, url, canonical))
+        if queued:
+            self.note_withdrawn(url)
+        key = url_key(canonical)
+        if key in self.keys or self.is_pending(key):
+            return Verdict(DROP, canonical)
+        self.requested.add(key)
+        return Verdict(REWRITE, canonical)
+
+    def _deferral(self, url: str, defer: tuple[int, float] | None) -> int:
+        if defer is None or defer[0] <= 0 or self.ruleset is None:
+            return 0
+        return defer[0] if self.ruleset.duplicate_rate(url) >= defer[1] else 0
+
+    def suspect_form(self, url: str) -> Form | None:
+        """The form of a URL that no rule rewrites but that carries a query parameter the
+        rules drop on other forms (a session id on a page type not yet seen with one): host,
+        path and sorted query keys. ``None`` for any other URL."""
+        if self.ruleset is None:
+            return None
+        parts = urlsplit(url)
+        dropped = self.ruleset.dropped_query_keys
+        if not parts.query or not dropped:
+            return None
+        keys = tuple(sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)}))
+        if not any(f"?{k}" in dropped for k in keys) or self.ruleset.apply(url) != url:
+            return None
+        return parts.netloc, parts.path, keys
+
+    def note_download(self, urls: Iterable[str], size: int, *, page: bool) -> None:
+        """A response of ``size`` bytes for ``urls`` (the requested and the final URL);
+        ``page``: it reaches the spider, so its page counts as downloaded (a download the
+        spider never sees is no reason to drop a request for that page)."""
+        self.responses += 1
+        self.bytes += size
+        if page:
+            for url in urls:
+                self.fetched.append(url)
+                self.keys.add(url_key(url))
+                if self.ruleset is not None:
+                    self.keys.add(url_key(self.ruleset.apply(url)))
+
+    def install(self, ruleset: RuleSet, *, resend: bool) -> list[Resend[T]]:
+        """Put ``ruleset`` in force. A rule set that maps every URL as the one in force keys
+        only the shared pages that are new; another is keyed afresh (a key that an earlier,
+        worse rule set produced must not keep a page "downloaded" that never was), and the
+        remembered requests it maps to another page come back to be sent again (when
+        ``resend``: while the crawl runs) unless that page is downloaded or pending."""
+        same = self.ruleset is not None and self.ruleset.behaves_like(ruleset)
+        self.ruleset = ruleset
+        again: list[Resend[T]] = []
+        if same:
+            self._key([url for url in self.shared if url not in self.keyed_shared])
+        else:
+            self.keys = set()
+            self._key([*self.fetched, *self.shared])
+            again = self._revisit(ruleset, resend)
+        self.keyed_shared = set(self.shared)
+        return again
+
+    def _key(self, urls: list[str]) -> None:
+        """Count ``urls`` as downloaded, as themselves and as their canonical form."""
+        keys, ruleset = self.keys, self.ruleset
+        for url in urls:
+            keys.add(url_key(url))
+            if ruleset is not None:
+                keys.add(url_key(ruleset.apply(url)))
+
+    def _revisit(self, ruleset: RuleSet, resend: bool) -> list[Resend[T]]:
+        """The remembered requests that ``ruleset`` maps to another page than before and
+        whose page is neither downloaded nor pending; those stay remembered under their new
+        canonical URL (a later rule set may still disagree), the others as they were."""
+        kept: deque[tuple[T, str, str]] = deque(maxlen=REMEMBERED)
+        again: list[Resend[T]] = []
+        for token, url, canonical in self.decided:
+            now = ruleset.apply(url)
+            if now == canonical:
+                kept.append((token, url, canonical))
+                continue
+            key = url_key(now)
+            if key in self.keys or self.is_pending(key) or not resend:
+                kept.append((token, url, now))
+                continue
+            if now != url:
+                kept.append((token, url, now))
+            self.requested.add(key)
+            self.withdrawn.discard(key)
+            again.append(Resend(token, now))
+        self.decided = kept
+        return again

@@ -1,0 +1,98 @@
+"""URL samples as the learner takes them and the store keeps them.
+
+A sample is what one download or one marked page tells about its URL (see
+:class:`~scrapy_templates.urlnorm.clusters.Sample`). These functions make samples from what a
+crawl has in hand — the ``rel=canonical`` of a page's head, the hash of its content text — and
+give them the compact form thousands of them are stored in per site.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+from typing import Any
+from urllib.parse import urljoin
+
+from scrapy_templates.urlnorm.clusters import Sample
+
+# content shorter than this has no hash: every "empty" page would look alike
+MIN_CONTENT_CHARS = 40
+
+
+def content_hash(content: str) -> str | None:
+    """Hash of a page's content text (template pagelets removed), the learner's duplicate
+    test: a rotating ad or a session id in the links does not hide a duplicate. Very short
+    content gives ``None``."""
+    if len(content) < MIN_CONTENT_CHARS:
+        return None
+    return hashlib.blake2b(content.encode("utf-8"), digest_size=8).hexdigest()
+
+
+_CANONICAL = re.compile(
+    rb"""<link\b[^>]*\brel\s*=\s*["']?[^"'>]*\bcanonical\b[^>]*>""", re.IGNORECASE
+)
+_HREF = re.compile(rb"""\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+
+
+def head_canonical(body: bytes, url: str) -> str | None:
+    """The ``rel=canonical`` URL of a page, found in its first 32 KB without parsing."""
+    match = _CANONICAL.search(body, 0, 32768)
+    if match is None:
+        return None
+    href = _HREF.search(match.group(0))
+    if href is None:
+        return None
+    raw = next(g for g in href.groups() if g is not None).strip()
+    try:
+        return urljoin(url, html.unescape(raw.decode("utf-8", "replace"))) if raw else None
+    except ValueError:
+        return None
+
+
+def encode_sample(site: str, sample: Sample) -> str:
+    """The compact form a sample is stored in: a JSON array ``[url, simhash, text_hash,
+    body_hash, canonical, redirects]`` without trailing empty fields, where a URL on the site
+    itself loses its origin (``/path`` for ``http://site/path``, ``s/path`` for https) —
+    about half the size of the sample's JSON object, which matters when thousands are kept
+    per site."""
+    url = sample.url
+    for prefix, short in ((f"http://{site}/", "/"), (f"https://{site}/", "s/")):
+        if url.startswith(prefix):
+            url = short + url[len(prefix) :]
+            break
+    fields: list[Any] = [
+        url,
+        None if sample.simhash is None else f"{sample.simhash:016x}",
+        sample.text_hash,
+        sample.body_hash,
+        sample.canonical,
+        list(sample.redirects) or None,
+    ]
+    while fields[-1] is None:
+        fields.pop()
+    return json.dumps(fields, separators=(",", ":"))
+
+
+def decode_sample(site: str, text: str) -> Sample:
+    """A sample from :func:`encode_sample`'s form (or a sample's JSON object); raises
+    ``ValueError`` for anything else."""
+    data = json.loads(text)
+    if isinstance(data, dict):
+        return Sample.from_record(data)
+    if not isinstance(data, list) or not data or not isinstance(data[0], str):
+        raise ValueError("a stored sample is a JSON array starting with its URL")
+    url = data[0]
+    if url.startswith("/"):
+        url = f"http://{site}{url}"
+    elif url.startswith("s/"):
+        url = f"https://{site}{url[1:]}"
+    names = ("simhash", "text_hash", "body_hash", "canonical", "redirects")
+    if len(data) > len(names) + 1:
+        raise ValueError(f"a stored sample has at most {len(names) + 1} fields")
+    record: dict[str, Any] = {"url": url}
+    for name, value in zip(names, data[1:], strict=False):
+        if value is not None:
+            record[name] = value
+    return Sample.from_record(record)

@@ -1,0 +1,114 @@
+"""A host's guard on plain data: one verdict per request, and what an install sends again."""
+
+from __future__ import annotations
+
+from scrapy_templates.urlnorm.guard import DROP, KEEP, REWRITE, HostGuard, url_key
+from scrapy_templates.urlnorm.learn import learn_rules
+from scrapy_templates.urlnorm.rules import RuleSet
+from tests.urlnorm.url_sets import mirror_site
+
+SITE = "www.example.com"
+SID_URL = "http://www.example.com/archive2/17/display?sid=abc"
+ODD_URL = "http://www.example.com/archive1/17/display?sid=1&page=2"
+
+
+def _ruleset() -> RuleSet:
+    urls, clusters = mirror_site()
+    return learn_rules(urls, clusters, site=SITE).ruleset
+
+
+def _guard() -> HostGuard[str]:
+    guard: HostGuard[str] = HostGuard()
+    assert guard.install(_ruleset(), resend=True) == []
+    return guard
+
+
+def test_without_rules_every_url_is_kept_and_noted_as_requested() -> None:
+    guard: HostGuard[str] = HostGuard()
+    verdict = guard.decide(SID_URL, "r1", queued=False, defer=(100, 0.0))
+    assert (verdict.action, verdict.url, verdict.defer) == (KEEP, SID_URL, 0)
+    assert guard.is_pending(url_key(SID_URL))
+
+
+def test_a_variant_is_rewritten_once_and_dropped_while_its_page_is_pending() -> None:
+    guard = _guard()
+    first = guard.decide(SID_URL, "r1", queued=False)
+    assert first.action == REWRITE and first.url != SID_URL
+    assert first.url == guard.canonical(SID_URL)
+    second = guard.decide(SID_URL.replace("abc", "zzz"), "r2", queued=False)
+    assert (second.action, second.url) == (DROP, first.url)
+
+
+def test_a_variant_of_a_downloaded_page_is_dropped_and_the_saving_estimated() -> None:
+    guard = _guard()
+    canonical = guard.canonical(SID_URL)
+    guard.note_download([canonical], 1000, page=True)
+    assert guard.was_fetched(canonical)
+    assert guard.decide(SID_URL, "r1", queued=True).action == DROP
+    assert guard.mean_size == 1000
+
+
+def test_a_download_the_spider_never_sees_does_not_make_its_page_downloaded() -> None:
+    guard = _guard()
+    canonical = guard.canonical(SID_URL)
+    guard.note_download([canonical], 500, page=False)
+    assert not guard.was_fetched(canonical)
+    assert guard.decide(SID_URL, "r1", queued=True).action == REWRITE
+
+
+def test_a_queued_request_rewritten_elsewhere_is_withdrawn() -> None:
+    guard = _guard()
+    guard.note_requested(SID_URL)
+    assert guard.decide(SID_URL, "r1", queued=True).action == REWRITE
+    assert not guard.is_pending(url_key(SID_URL))
+
+
+def test_duplicate_prone_forms_without_a_rule_are_deferred() -> None:
+    guard = _guard()
+    assert guard.canonical(ODD_URL) == ODD_URL
+    assert guard.decide(ODD_URL, "r1", queued=False, defer=(100, 0.5)).defer == 100
+    assert guard.decide(ODD_URL, "r1", queued=False, defer=(0, 0.5)).defer == 0
+    assert guard.decide(ODD_URL, "r1", queued=False).defer == 0
+
+
+def test_an_install_that_maps_otherwise_sends_again_what_went_elsewhere() -> None:
+    guard = _guard()
+    assert guard.decide(SID_URL, "r1", queued=False).action == REWRITE
+    other = SID_URL.replace("abc", "zzz")
+    assert guard.decide(other, "r2", queued=False).action == DROP
+    same = RuleSet.loads(_ruleset().dumps())
+    assert guard.install(same, resend=True) == [], "the same mapping sends nothing again"
+    empty = RuleSet(site=SITE, version=same.version + 1, nodes={}, rules={})
+    again = guard.install(empty, resend=True)
+    # without the rule, both requests are for pages of their own that nobody requested
+    assert [(r.token, r.url) for r in again] == [("r1", SID_URL), ("r2", other)]
+    assert guard.is_pending(url_key(other))
+    assert guard.install(empty, resend=True) == [], "nothing goes twice"
+    assert guard.install(RuleSet.loads(_ruleset().dumps()), resend=True) == []
+
+
+def test_an_install_before_the_crawl_sends_nothing_again() -> None:
+    guard = _guard()
+    guard.decide(SID_URL.replace("abc", "zzz"), "r2", queued=False)
+    guard.decide(SID_URL, "r1", queued=False)
+    empty = RuleSet(site=SITE, version=9, nodes={}, rules={})
+    assert guard.install(empty, resend=False) == []
+
+
+def test_new_rules_forget_what_old_rules_called_downloaded() -> None:
+    guard = _guard()
+    canonical = guard.canonical(SID_URL)
+    variant = SID_URL.replace("abc", "x1")
+    guard.note_download([variant], 10, page=True)
+    assert guard.was_fetched(canonical)
+    guard.install(RuleSet(SITE, 2, _ruleset().nodes, {}), resend=True)
+    assert not guard.was_fetched(canonical)
+    assert guard.was_fetched(variant)
+
+
+def test_a_suspect_form_carries_a_parameter_the_rules_drop_elsewhere() -> None:
+    guard = _guard()
+    assert guard.suspect_form(ODD_URL) == (SITE, "/archive1/17/display", ("page", "sid"))
+    assert guard.suspect_form(SID_URL) is None, "a rule rewrites it"
+    assert guard.suspect_form("http://www.example.com/archive1/17/display") is None
+    assert HostGuard[str]().suspect_form(ODD_URL) is None

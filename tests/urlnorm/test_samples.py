@@ -1,0 +1,78 @@
+"""URL samples: the stored form (compact, and exactly what was sampled), the canonical link
+of a page's head, the content hash."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scrapy_templates.urlnorm.clusters import Sample
+from scrapy_templates.urlnorm.samples import (
+    content_hash,
+    decode_sample,
+    encode_sample,
+    head_canonical,
+)
+
+_hex = st.text("0123456789abcdef", min_size=16, max_size=16)
+_urls = st.sampled_from(
+    ["http://h.test:8080/a?b=1", "https://h.test:8080/x/", "http://other.test/p", "ftp://h/x"]
+)
+
+
+@given(
+    url=_urls,
+    simhash=st.none() | st.integers(0, 2**64 - 1),
+    text_hash=st.none() | _hex,
+    body_hash=st.none() | _hex,
+    canonical=st.none() | _urls,
+    redirects=st.lists(_urls, max_size=2).map(tuple),
+)
+def test_samples_round_trip(
+    url: str,
+    simhash: int | None,
+    text_hash: str | None,
+    body_hash: str | None,
+    canonical: str | None,
+    redirects: tuple[str, ...],
+) -> None:
+    sample = Sample(url, simhash, text_hash, body_hash, canonical, redirects)
+    assert decode_sample("h.test:8080", encode_sample("h.test:8080", sample)) == sample
+
+
+def test_stored_form_is_compact_and_old_objects_still_read() -> None:
+    sample = Sample("https://h.test/docs/a.html", body_hash="ffd43f649cd72a3c")
+    stored = encode_sample("h.test", sample)
+    assert stored == '["s/docs/a.html",null,null,"ffd43f649cd72a3c"]'
+    assert len(stored) < len(sample.to_json()) * 0.7
+    assert decode_sample("h.test", sample.to_json()) == sample
+
+
+@pytest.mark.parametrize("bad", ["[]", "[1]", '"x"', '["/a",null,null,null,null,null,"x"]', "{"])
+def test_foreign_values_are_refused(bad: str) -> None:
+    with pytest.raises(ValueError):
+        decode_sample("h.test", bad)
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        (b'<link rel="canonical" href="/x">', "http://h.example/x"),
+        (
+            b"<LINK REL='Canonical' HREF='http://h.example/y?a=1&amp;b=2'>",
+            "http://h.example/y?a=1&b=2",
+        ),
+        (b'<link href="/z" rel="canonical">', "http://h.example/z"),
+        (b'<link rel="stylesheet" href="/s.css">', None),
+    ],
+)
+def test_head_canonical(head: bytes, expected: str | None) -> None:
+    assert head_canonical(b"<html><head>" + head + b"</head>", "http://h.example/p") == expected
+
+
+def test_short_content_has_no_hash_and_equal_content_one_hash() -> None:
+    assert content_hash("too short") is None
+    text = "A page's own words, long enough to tell it from any other page."
+    assert content_hash(text) == content_hash(str(text))
+    assert content_hash(text) != content_hash(text + "!")
