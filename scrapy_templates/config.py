@@ -101,36 +101,58 @@ def convert(setting: Setting, value: Any) -> Any:
 
 
 def _convert(setting: Setting, value: Any) -> Any:
+    """``value`` of ``setting`` as its attribute holds it (``None`` for an optional setting
+    given as none); raises :class:`_Rejected` when the setting does not allow it."""
     if setting.none is not None and (value is None or _is_none_string(value)):
         return None
     kind = setting.kind
     if isinstance(kind, Flag):
         return _flag(value)
     if isinstance(kind, Whole):
-        whole = _whole(value)
-        if (kind.low is not None and whole < kind.low) or (
-            kind.high is not None and whole > kind.high
-        ):
-            raise _Rejected()
-        return whole
+        return _bounded_whole(kind, value)
     if isinstance(kind, Number):
-        number = _number(value)
-        if kind.low is not None and (number < kind.low or (kind.low_open and number == kind.low)):
-            raise _Rejected()
-        if kind.high is not None and number > kind.high:
-            raise _Rejected()
-        return number
+        return _bounded_number(kind, value)
     if isinstance(kind, Text):
-        if not isinstance(value, str) or not value.strip():
-            raise _Rejected()
-        if kind.schemes and not value.lower().startswith(tuple(f"{s}://" for s in kind.schemes)):
-            raise _Rejected()
-        return value
+        return _text(kind, value)
     if isinstance(kind, Choice):
-        if not isinstance(value, str) or value not in kind.choices:
-            raise _Rejected()
-        return value
+        return _choice(kind, value)
     return _reference(kind, value)
+
+
+def _bounded_whole(kind: Whole, value: Any) -> int:
+    """``value`` as a whole number (see :func:`_whole`) within ``kind``'s bounds."""
+    whole = _whole(value)
+    if (kind.low is not None and whole < kind.low) or (kind.high is not None and whole > kind.high):
+        raise _Rejected()
+    return whole
+
+
+def _bounded_number(kind: Number, value: Any) -> float:
+    """``value`` as a finite number (see :func:`_number`) within ``kind``'s bounds, its low
+    bound left out when ``kind.low_open``."""
+    number = _number(value)
+    if kind.low is not None and (number < kind.low or (kind.low_open and number == kind.low)):
+        raise _Rejected()
+    if kind.high is not None and number > kind.high:
+        raise _Rejected()
+    return number
+
+
+def _text(kind: Text, value: Any) -> str:
+    """``value`` as given when it is a string that is not blank and, when ``kind`` names
+    schemes, starts with one of them (``scheme://``, in any case)."""
+    if not isinstance(value, str) or not value.strip():
+        raise _Rejected()
+    if kind.schemes and not value.lower().startswith(tuple(f"{s}://" for s in kind.schemes)):
+        raise _Rejected()
+    return value
+
+
+def _choice(kind: Choice, value: Any) -> str:
+    """``value`` as given when it is one of ``kind``'s choices (exactly: case counts)."""
+    if not isinstance(value, str) or value not in kind.choices:
+        raise _Rejected()
+    return value
 
 
 def _is_none_string(value: Any) -> bool:
