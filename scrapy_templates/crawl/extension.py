@@ -14,6 +14,7 @@ overlaps the previous one, and nothing it does blocks downloads.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 
@@ -23,11 +24,12 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import AsyncioLoopingCall, create_looping_call
 from twisted.internet.task import LoopingCall
 
+from scrapy_templates.crawl.publisher import Publisher
 from scrapy_templates.crawl.state import CrawlState, thresholds
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.store.base import StoreError
 from scrapy_templates.store.resilient import ResilientStore
-from scrapy_templates.templates.model import ModelError, TemplateModel, learn_model
+from scrapy_templates.templates.model import TemplateModel, learn_model
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +55,16 @@ class RelearnExtension:
         self._epoch = -1
         self._last_relearn = time.monotonic()
         self._pruned_at: dict[str, int] = {}
-        self._refused: set[tuple[str, int]] = set()
+        self.models: Publisher[TemplateModel] = Publisher(
+            "model",
+            label="template model",
+            lock="model",
+            load=TemplateModel.loads,
+            current=self._model_version,
+            refused=functools.partial(self._inc, "templates/relearn/models_refused"),
+            lock_ttl=self.lock_ttl,
+        )
+        self.models.attach(self.state.store, self.state.owner)
         self._tick: asyncio.Task[None] | None = None
         self._loop: AsyncioLoopingCall | LoopingCall | None = None
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
@@ -124,34 +135,14 @@ class RelearnExtension:
         sites = await self.store.sites()
         await self.urls.sync(sites)
         for site in sites:
-            found = await self.store.published(site, "model")
-            if found is not None:
-                self._adopt_model(site, *found)
+            model = await self.models.newer(site)
+            if model is not None:
+                self.state.evidence.models[site] = model
         self._set("templates/relearn/models_version", self._max_model_version())
 
-    def _adopt_model(self, site: str, version: int, document: str) -> None:
-        current = self.state.evidence.models.get(site)
-        if (current is not None and current.version >= version) or (
-            site,
-            version,
-        ) in self._refused:
-            return
-        try:
-            model = TemplateModel.loads(document)
-            if model.site != site:
-                raise ModelError(f"it is the model of {model.site!r}")
-        except ModelError as exc:
-            self._refused.add((site, version))
-            self._inc("templates/relearn/models_refused")
-            logger.error(
-                "scrapy-templates: published template model v%d of %s refused (%s); the "
-                "previous one stays",
-                version,
-                site,
-                exc,
-            )
-            return
-        self.state.evidence.models[site] = model
+    def _model_version(self, site: str) -> int:
+        model = self.state.evidence.models.get(site)
+        return model.version if model is not None else 0
 
     def _max_model_version(self) -> int:
         return max((m.version for m in self.state.evidence.models.values()), default=0)
@@ -172,22 +163,22 @@ class RelearnExtension:
                 sum(len(b.layouts.clusters) for b in self.state.evidence.site_blocks.values()),
             )
         for site in sites:
-            lock = f"model:{site}"
-            if not await self.store.acquire(lock, self.state.owner, self.lock_ttl):
-                self._inc("templates/relearn/skipped")
-                continue
             try:
-                await self._relearn_model(site, final)
-            except StoreError as exc:
-                self._inc("templates/relearn/errors")
-                logger.error("scrapy-templates: relearning the model of %s failed: %s", site, exc)
-            except Exception:
+                took = await self.models.learn(
+                    site, functools.partial(self._relearn_model, site, final)
+                )
+            except Exception:  # the crawl must go on; the model in force stays
                 self._inc("templates/relearn/errors")
                 logger.exception("scrapy-templates: relearning the model of %s failed", site)
-            finally:
-                await self.store.release(lock, self.state.owner)
+                continue
+            if not took:
+                self._inc("templates/relearn/skipped")
 
-    async def _relearn_model(self, site: str, final: bool) -> None:
+    async def _relearn_model(
+        self, site: str, final: bool, version: int, newer: TemplateModel | None
+    ) -> TemplateModel:
+        """Learn model ``version`` of ``site`` from the store's counts (pruned first when
+        due; ``newer``: a publication to adopt first); the model to publish."""
         t0 = time.perf_counter()
         self.state.new_pages[site] = 0
         pages, counts = await self.store.counts(site)
@@ -199,11 +190,9 @@ class RelearnExtension:
             self._pruned_at[site] = pages
             self._inc("templates/relearn/counters_pruned", pruned)
             counts = {fp: n for fp, n in counts.items() if n >= below}
-        found = await self.store.published(site, "model")
-        if found is not None:
-            self._adopt_model(site, *found)
+        if newer is not None:
+            self.state.evidence.models[site] = newer
         own = self.state.evidence.models.get(site)
-        version = max(found[0] if found else 0, own.version if own else 0) + 1
         region = self.state.evidence.region(site)
         main_path, region_pages = region.main_path(), region.pages
         if own is not None and own.region_pages > region_pages:
@@ -219,7 +208,6 @@ class RelearnExtension:
             region_pages=region_pages,
             layout_clusters=len(blocks.layouts.clusters) if blocks is not None else 0,
         )
-        await self.store.publish(site, "model", version, model.dumps())
         self.state.evidence.models[site] = model
         self._inc("templates/relearn_count")
         self._set("templates/relearn/models_version", self._max_model_version())
@@ -237,6 +225,7 @@ class RelearnExtension:
             pruned,
             time.perf_counter() - t0,
         )
+        return model
 
     def _prune_below(self, pages: int) -> int:
         """Counters below this many pages go: those at 1, and — while the share test is on —

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -33,6 +34,7 @@ from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
 
 from scrapy_templates.crawl.forms import FormHolds
+from scrapy_templates.crawl.publisher import Publisher
 from scrapy_templates.sites import host_site
 from scrapy_templates.store.base import StoreError, TemplateStore
 from scrapy_templates.urlnorm.clusters import Sample
@@ -127,10 +129,18 @@ class UrlRules:
         self._unflushed: set[str] = set()
         self._store: TemplateStore | None = None
         self._owner = ""
-        self._refused: set[tuple[str, int]] = set()
         self._learning: dict[str, asyncio.Task[None]] = {}
         self._waiting: dict[str, asyncio.Future[None]] = {}
         self.forms = FormHolds(self, self._inc)
+        self.publisher: Publisher[RuleSet] = Publisher(
+            "rules",
+            label="URL rules",
+            lock="urls",
+            load=RuleSet.loads,
+            current=self._version,
+            refused=functools.partial(self._inc, "templates/urls/rules_refused"),
+            lock_ttl=self.lock_ttl,
+        )
         self._rng = random.Random()
         path = s.get("TEMPLATES_URL_RULES_FILE")
         if path and self.enabled:
@@ -271,6 +281,11 @@ class UrlRules:
         self._store = store
         self._owner = owner
         self.forms.store, self.forms.owner = store, owner
+        self.publisher.attach(store, owner)
+
+    def _version(self, site: str) -> int:
+        host = self._hosts.get(site)
+        return host.ruleset.version if host is not None and host.ruleset is not None else 0
 
     async def flush(self, *, force: bool = False) -> None:
         """Move queued samples to the store; start learning for hosts that are due."""
@@ -314,7 +329,7 @@ class UrlRules:
             return
         sampling = self._sampling(site)
         sampling.learned_at = sampling.offered
-        task = asyncio.ensure_future(self._learn(site, self._store))
+        task = asyncio.ensure_future(self._learn(site))
         self._learning[site] = task
         task.add_done_callback(self._learned_callback(site))
 
@@ -331,54 +346,30 @@ class UrlRules:
         if self._store is None or not self.enabled:
             return
         for site in sites:
-            found = await self._store.published(site, "rules")
-            if found is not None:
-                await self._adopt(site, *found, store=self._store)
+            ruleset = await self.publisher.newer(site)
+            if ruleset is not None:
+                await self._install_published(ruleset)
 
-    async def _adopt(
-        self,
-        site: str,
-        version: int,
-        document: str,
-        *,
-        store: TemplateStore,
-        samples: list[Sample] | None = None,
+    async def _install_published(
+        self, ruleset: RuleSet, samples: list[Sample] | None = None
     ) -> None:
-        """Install a published rule set if it is newer than the one in force; pages that
-        other processes downloaded (item samples in the store) count as downloaded here."""
-        current = self._hosts.get(site)
-        if current is not None and current.ruleset and current.ruleset.version >= version:
-            return
-        if (site, version) in self._refused:
-            return
-        try:
-            ruleset = RuleSet.loads(document)
-            if ruleset.site != site:
-                raise RuleSetError(f"it is the rule set of {ruleset.site!r}")
-        except (RuleSetError, ValueError) as exc:
-            self._refused.add((site, version))
-            self._inc("templates/urls/rules_refused")
-            logger.error(
-                "scrapy-templates: published URL rules v%d of %s refused (%s); previous rules stay",
-                version,
-                site,
-                exc,
-            )
-            return
+        """Install a published rule set; pages that other processes downloaded (item samples
+        in the store) count as downloaded here."""
         if samples is None:
-            samples = await self._samples(site, store)
-        self._host(site).shared = [x.url for x in samples if x.simhash is not None]
+            samples = await self._samples(ruleset.site)
+        self._host(ruleset.site).shared = [x.url for x in samples if x.simhash is not None]
         if self.install(ruleset, source="store"):
             logger.info(
                 "scrapy-templates: URL rules of %s v%d (%d rules) from the store",
-                site,
+                ruleset.site,
                 ruleset.version,
                 len(ruleset.rules),
             )
 
-    async def _samples(self, site: str, store: TemplateStore) -> list[Sample]:
+    async def _samples(self, site: str) -> list[Sample]:
         samples = []
-        for line in await store.url_samples(site):
+        assert self._store is not None
+        for line in await self._store.url_samples(site):
             try:
                 samples.append(decode_sample(site, line))
             except ValueError:
@@ -399,41 +390,36 @@ class UrlRules:
         if self._learning:
             await asyncio.gather(*self._learning.values(), return_exceptions=True)
 
-    async def _learn(self, site: str, store: TemplateStore) -> None:
-        lock = f"urls:{site}"
+    async def _learn(self, site: str) -> None:
+        """Learn the host's rules under its lock and publish them; without the lock (another
+        process is learning the host, or the store is down), wait for its publication."""
         try:
-            if not await store.acquire(lock, self._owner, self.lock_ttl):
-                # another process is learning this host, or the store is down
-                self._inc("templates/urls/learn_skipped")
-                if site not in self._waiting:
-                    waiting = asyncio.ensure_future(self._await_publication(site, store))
-                    self._waiting[site] = waiting
-                    waiting.add_done_callback(lambda _: self._waiting.pop(site, None))
-                return
-        except StoreError as exc:
+            took = await self.publisher.learn(site, functools.partial(self._learn_locked, site))
+        except Exception:  # learning must never stop the crawl; the old rules stay
             self._inc("templates/urls/learn_errors")
-            logger.error("scrapy-templates: no URL-rule lock for %s (%s)", site, exc)
+            logger.exception("scrapy-templates: learning URL rules of %s failed", site)
             return
-        try:
-            await self._learn_locked(site, store)
-        finally:
-            with contextlib.suppress(StoreError):  # the lock expires by itself
-                await store.release(lock, self._owner)
+        if not took:
+            self._inc("templates/urls/learn_skipped")
+            if site not in self._waiting:
+                waiting = asyncio.ensure_future(self._await_publication(site))
+                self._waiting[site] = waiting
+                waiting.add_done_callback(lambda _: self._waiting.pop(site, None))
 
-    async def _await_publication(self, site: str, store: TemplateStore) -> None:
+    async def _await_publication(self, site: str) -> None:
         """Poll (one read every ``_POLL`` seconds) for the rule set the lock holder is
         learning, so that it is in force here as soon as it is published rather than at the
         next sync. Stops when it is, or when the lock is free again (the holder finished
         without news, or died and its lock expired)."""
-        host = self._host(site)
-        start = host.ruleset.version if host.ruleset else 0
-        lock = f"urls:{site}"
+        store = self._store
+        assert store is not None
+        lock = f"{self.publisher.lock}:{site}"
         try:
             while True:
                 await asyncio.sleep(_POLL)
-                found = await store.published(site, "rules")
-                if found is not None and found[0] > start:
-                    await self._adopt(site, *found, store=store)
+                ruleset = await self.publisher.newer(site)
+                if ruleset is not None:
+                    await self._install_published(ruleset)
                     return
                 if await store.acquire(lock, self._owner, _POLL):
                     await store.release(lock, self._owner)
@@ -441,60 +427,54 @@ class UrlRules:
         except StoreError as exc:
             logger.warning("scrapy-templates: waiting for URL rules of %s: %s", site, exc)
 
-    async def _learn_locked(self, site: str, store: TemplateStore) -> None:
+    async def _learn_locked(self, site: str, version: int, newer: RuleSet | None) -> RuleSet | None:
+        """Learn rule set ``version`` of ``site`` from the store's samples (``newer``: a
+        publication to install first); the rule set to publish, if it was installed."""
         t0 = time.perf_counter()
-        try:
-            found = await store.published(site, "rules")
-            samples = await self._samples(site, store)
-            if found is not None:
-                await self._adopt(site, *found, store=store, samples=samples)
-            host = self._host(site)
-            # pages that became items in any process: downloaded, whoever downloaded them
-            host.shared = [x.url for x in samples if x.simhash is not None]
-            version = max(found[0] if found else 0, host.ruleset.version if host.ruleset else 0)
-            version += 1
-            report = await asyncio.to_thread(
-                learn_from_samples,
-                samples,
-                site=site,
-                version=version,
-                distance=self.distance,
-                config=self.config,
-            )
-            document = report.ruleset.dumps()
-            before = host.ruleset
-            learned = RuleSet.loads(document)
-            if self.install(learned, source="crawl"):
-                unchanged = before is not None and before.behaves_like(learned)
-                sampling = self._sampling(site)
-                sampling.backoff = min(sampling.backoff * 2, _MAX_BACKOFF) if unchanged else 1
-                await store.publish(site, "rules", version, document)
-        except Exception:  # learning must never stop the crawl; the old rules stay
-            self._inc("templates/urls/learn_errors")
-            logger.exception("scrapy-templates: learning URL rules of %s failed", site)
-            return
+        samples = await self._samples(site)
+        if newer is not None:
+            await self._install_published(newer, samples)
+        host = self._host(site)
+        # pages that became items in any process: downloaded, whoever downloaded them
+        host.shared = [x.url for x in samples if x.simhash is not None]
+        report = await asyncio.to_thread(
+            learn_from_samples,
+            samples,
+            site=site,
+            version=version,
+            distance=self.distance,
+            config=self.config,
+        )
+        before = host.ruleset
+        learned = report.ruleset
+        if not self.install(learned, source="crawl"):
+            return None
+        unchanged = before is not None and before.behaves_like(learned)
+        sampling = self._sampling(site)
+        sampling.backoff = min(sampling.backoff * 2, _MAX_BACKOFF) if unchanged else 1
         self._inc("templates/urls/learn_count")
         logger.info(
             "scrapy-templates: URL rules of %s v%d: %d rules from %d samples after %d "
             "downloads (%d tree nodes, %d candidates) in %.2fs",
             site,
-            report.ruleset.version,
-            len(report.ruleset.rules),
+            version,
+            len(learned.rules),
             len(samples),
-            self._host(site).responses,
+            host.responses,
             len(report.tree.nodes),
             len(report.candidates),
             time.perf_counter() - t0,
         )
-        for rule in report.ruleset.rules.values():
+        for rule in learned.rules.values():
             logger.debug(
                 "scrapy-templates: rule %s -> %s: %s (support %d, fpr %.4f)",
-                report.ruleset.nodes[rule.source].glob,
-                report.ruleset.nodes[rule.target].glob,
+                learned.nodes[rule.source].glob,
+                learned.nodes[rule.target].glob,
                 "; ".join(op.describe() for op in rule.steps[0]),
                 rule.support,
                 rule.fpr,
             )
+        return learned
 
     def install(self, ruleset: RuleSet, *, source: str) -> bool:
         """Put a validated rule set in force for its host (returns whether it was); fetched
