@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from scrapy.settings import BaseSettings
 
+from scrapy_templates.config import TemplatesConfig, convert
 from scrapy_templates.crawl.extension import RelearnExtension
 from scrapy_templates.crawl.middlewares import (
     UrlRulesDownloaderMiddleware,
@@ -11,32 +12,41 @@ from scrapy_templates.crawl.middlewares import (
 )
 from scrapy_templates.crawl.pipeline import TemplatePipeline
 from scrapy_templates.crawl.progress import ProgressLog
-from scrapy_templates.settings import DEFAULTS
+from scrapy_templates.settings import DEFAULTS, SETTINGS
+
+_ENABLED = next(s for s in SETTINGS if s.name == "TEMPLATES_ENABLED")
 
 
 class Addon:
     """Sets every ``TEMPLATES_*`` default at "addon" priority (a project or spider setting
-    still wins) and enables the template pipeline, the relearning extension, the progress
-    log line and, unless ``TEMPLATES_URL_RULES`` is false, the URL-rule middlewares."""
+    still wins), checks every ``TEMPLATES_*`` setting and enables the template pipeline, the
+    relearning extension, the progress log line and, unless ``TEMPLATES_URL_RULES`` is false,
+    the URL-rule middlewares. ``TEMPLATES_ENABLED = False`` checks and enables nothing."""
 
     def update_settings(self, settings: BaseSettings) -> None:
+        """Apply the defaults, then, unless ``TEMPLATES_ENABLED`` is false, check every setting
+        (a :class:`~scrapy_templates.config.SettingError` naming each value not allowed stops
+        the crawl before its first request) and enable the components."""
         for name, value in DEFAULTS.items():
             settings.set(name, value, priority="addon")
-        if not settings.getbool("TEMPLATES_ENABLED"):
+        if not convert(_ENABLED, settings.get(_ENABLED.name)):
             return
+        # Scrapy merges the spider's custom_settings into these settings when it creates the
+        # crawler, before any add-on runs, so this checks the values the crawl will use.
+        config = TemplatesConfig.from_settings(settings)
         settings.setdefault_in_component_priority_dict(
-            "ITEM_PIPELINES", TemplatePipeline, settings.getint("TEMPLATES_PIPELINE_PRIORITY")
+            "ITEM_PIPELINES", TemplatePipeline, config.pipeline_priority
         )
         settings.setdefault_in_component_priority_dict("EXTENSIONS", RelearnExtension, 500)
         settings.setdefault_in_component_priority_dict("EXTENSIONS", ProgressLog, 500)
-        if settings.getbool("TEMPLATES_URL_RULES"):
+        if config.url_rules:
             settings.setdefault_in_component_priority_dict(
                 "SPIDER_MIDDLEWARES",
                 UrlRulesSpiderMiddleware,
-                settings.getint("TEMPLATES_URL_SPIDER_MIDDLEWARE_PRIORITY"),
+                config.url_spider_middleware_priority,
             )
             settings.setdefault_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES",
                 UrlRulesDownloaderMiddleware,
-                settings.getint("TEMPLATES_URL_DOWNLOADER_MIDDLEWARE_PRIORITY"),
+                config.url_downloader_middleware_priority,
             )
