@@ -200,3 +200,9 @@ def test_settings_reference_in_docs_is_current() -> None:
     assert doc.read_text() == render_markdown(), (
         "regenerate: python -m scrapy_templates.settings > docs/settings.md"
     )
+
+
+def test_the_settings_page_shows_the_error_a_crawl_stops_with() -> None:
+    with pytest.raises(SettingError) as caught:
+        get_crawler(settings_dict={**ADDON, "TEMPLATES_MIN_SHARE": 1.5})
+    assert f"\n{type(caught.value).__module__}.SettingError: {caught.value}\n" in render_markdown()
