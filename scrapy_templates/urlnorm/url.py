@@ -161,12 +161,39 @@ def _join_items(items: Iterable[tuple[str, Value]], sep: str, marker: str) -> st
 def to_url(keys: UrlKeys | Iterable[tuple[str, Value]]) -> str:
     """The URL of ``keys`` (the inverse of :func:`split_url`). Query and ``;``-parameters keep
     their order; everything else is placed by its key."""
-    scheme: Value = None
-    user: Value = None
-    port: Value = None
-    rootless: Value = None
-    ext: Value = None
-    fragment: Value = None
+    single, hosts, segments, params, query = _sort_keys(keys)
+    out: list[str] = []
+    scheme = single.get("scheme")
+    if scheme is not None:
+        out.append(scheme + ":")
+    if hosts:
+        out.append(_authority(single, hosts))
+    out.append(_path(single, segments, params))
+    if query:
+        out.append("?" + _join_items(query, "&", "&"))
+    fragment = single.get("#")
+    if fragment is not None:
+        out.append("#" + fragment)
+    return "".join(out)
+
+
+_SINGLE_KEYS = frozenset({"scheme", "user", "port", "path", "ext", "#"})
+
+
+def _sort_keys(
+    keys: Iterable[tuple[str, Value]],
+) -> tuple[
+    dict[str, Value],
+    dict[int, str],
+    dict[int, str],
+    list[tuple[str, Value]],
+    list[tuple[str, Value]],
+]:
+    """The keys of a URL by where :func:`to_url` puts them: the keys that occur once
+    (:data:`_SINGLE_KEYS`, the last value of a repeated one wins), host labels and path
+    segments by index, ``;``-parameters and query parameters in order. Raises ``ValueError``
+    for a key that is none of these."""
+    single: dict[str, Value] = {}
     hosts: dict[int, str] = {}
     segments: dict[int, str] = {}
     params: list[tuple[str, Value]] = []
@@ -180,41 +207,36 @@ def to_url(keys: UrlKeys | Iterable[tuple[str, Value]]) -> str:
             segments[int(key[5:])] = value or ""
         elif key.startswith("host_"):
             hosts[int(key[5:])] = value or ""
-        elif key == "scheme":
-            scheme = value
-        elif key == "user":
-            user = value
-        elif key == "port":
-            port = value
-        elif key == "path":
-            rootless = value
-        elif key == "ext":
-            ext = value
-        elif key == "#":
-            fragment = value
+        elif key in _SINGLE_KEYS:
+            single[key] = value
         else:
             raise ValueError(f"not a URL key: {key!r}")
-    out: list[str] = []
-    if scheme is not None:
-        out.append(scheme + ":")
-    if hosts:
-        out.append("//")
-        if user is not None:
-            out.append(user + "@")
-        out.append(".".join(hosts[i] for i in sorted(hosts)))
-        if port is not None:
-            out.append(":" + port)
-    if segments:
-        path = [segments[i] for i in sorted(segments)]
-        if ext is not None:
-            path[-1] = f"{path[-1]}.{ext}"
-        out.append("/" + "/".join(path))
-        if params:
-            out.append(";" + _join_items(params, ";", ";"))
-    elif rootless is not None:
-        out.append(rootless)
-    if query:
-        out.append("?" + _join_items(query, "&", "&"))
-    if fragment is not None:
-        out.append("#" + fragment)
+    return single, hosts, segments, params, query
+
+
+def _authority(single: dict[str, Value], hosts: dict[int, str]) -> str:
+    """``//``, the user information, the host labels in order and the port."""
+    user, port = single.get("user"), single.get("port")
+    out = ["//"]
+    if user is not None:
+        out.append(user + "@")
+    out.append(".".join(hosts[i] for i in sorted(hosts)))
+    if port is not None:
+        out.append(":" + port)
     return "".join(out)
+
+
+def _path(
+    single: dict[str, Value], segments: dict[int, str], params: list[tuple[str, Value]]
+) -> str:
+    """The absolute path (segments in order, the extension on the last one, then the
+    ``;``-parameters) or, without segments, the rootless path; empty when there is neither."""
+    if not segments:
+        return single.get("path") or ""
+    path = [segments[i] for i in sorted(segments)]
+    ext = single.get("ext")
+    if ext is not None:
+        path[-1] = f"{path[-1]}.{ext}"
+    if params:
+        return "/" + "/".join(path) + ";" + _join_items(params, ";", ";")
+    return "/" + "/".join(path)
