@@ -214,64 +214,122 @@ def build_tree(
     duplicate cluster of ``urls[i]`` (each URL its own cluster when not given)."""
     cols = Columns(urls)
     cluster_of = np.arange(len(urls)) if clusters is None else np.asarray(clusters, dtype=np.int64)
-    all_members = np.arange(len(urls))
-    nodes: list[Node] = [Node(0, None, {}, frozenset(), all_members)]
+    builder = _Builder(cols, cluster_of, min_share, vary_max, np.arange(len(urls)))
     todo: list[tuple[int, frozenset[str]]] = [(0, frozenset())]
     while todo:
         nid, done = todo.pop()
-        node = nodes[nid]
-        members = node.members
-        while True:
-            best: tuple[float, str, np.ndarray, np.ndarray] | None = None
-            for key, column in cols.columns.items():
-                if key in done:
-                    continue
-                values, counts = np.unique(column[members], return_counts=True)
-                if len(values) == 1 and values[0] == 0:
-                    continue
-                h = entropy(counts)
-                if best is None or (h, key) < (best[0], best[1]):
-                    best = (h, key, values, counts)
-            if best is None:
-                break
-            _, key, vids, counts = best
-            tokens = cols.tokens
-            counts_by_cluster = _cluster_counts(cols.columns[key], cluster_of, members, tokens)
-            if varies_within_clusters(cols.columns[key], cluster_of, members) > vary_max:
-                counts_by_cluster = {t: 1 for t in counts_by_cluster if t is not ABSENT} | (
-                    {ABSENT: 1} if ABSENT in counts_by_cluster else {}
-                )
-            salient = salient_values(counts_by_cluster, min_share)
-            done = done | {key}
-            if not salient:
-                node.wild = node.wild | {key}
-                continue
-            column = cols.columns[key][members]
-            salient_ids = [v for v in vids.tolist() if tokens[v] in salient]
-            trivial = ~np.isin(column, salient_ids)
-            if len(salient_ids) == 1 and not trivial.any():
-                node.fixed[key] = tokens[salient_ids[0]]
-                continue
-            node.split_key = key
-            for vid in salient_ids:
-                child = Node(
-                    len(nodes), nid, {key: tokens[vid]}, frozenset(), members[column == vid]
-                )
-                nodes.append(child)
-                node.children[tokens[vid]] = child.id
-                todo.append((child.id, done))
-            if trivial.any():
-                child = Node(len(nodes), nid, {}, frozenset({key}), members[trivial])
-                nodes.append(child)
-                node.wildcard = child.id
-                todo.append((child.id, done))
-            break
+        todo += builder.grow(nid, done)
+    nodes = builder.nodes
     leaf_of = np.zeros(len(urls), dtype=np.int64)
     for node in nodes:
         _describe(node, urls, cols)
         if node.split_key is None:
             leaf_of[node.members] = node.id
     return PatternTree(list(urls), nodes, leaf_of, cols)
+
+
+class _Builder:
+    """One run of Algorithm 1: the URLs' columns and clusters, the thresholds, and the nodes
+    made so far (the root first)."""
+
+    def __init__(
+        self,
+        cols: Columns,
+        cluster_of: np.ndarray,
+        min_share: float,
+        vary_max: float,
+        members: np.ndarray,
+    ) -> None:
+        self.cols = cols
+        self.cluster_of = cluster_of
+        self.min_share = min_share
+        self.vary_max = vary_max
+        self.nodes: list[Node] = [Node(0, None, {}, frozenset(), members)]
+
+    def grow(self, nid: int, done: frozenset[str]) -> list[tuple[int, frozenset[str]]]:
+        """Take the keys of node ``nid`` not in ``done``, lowest entropy first: a key with
+        no salient value is generalised on the node, a key whose one salient value every
+        member has is fixed on it, and the first other key splits it. Returns the children
+        to grow next, each with the keys used on the way."""
+        node = self.nodes[nid]
+        members = node.members
+        tokens = self.cols.tokens
+        while True:
+            lowest = self._lowest_entropy_key(members, done)
+            if lowest is None:
+                return []
+            key, vids = lowest
+            salient = self._salient(key, members)
+            done = done | {key}
+            if not salient:
+                node.wild = node.wild | {key}
+                continue
+            column = self.cols.columns[key][members]
+            salient_ids = [v for v in vids.tolist() if tokens[v] in salient]
+            trivial = ~np.isin(column, salient_ids)
+            if len(salient_ids) == 1 and not trivial.any():
+                node.fixed[key] = tokens[salient_ids[0]]
+                continue
+            return self._split(nid, key, column, salient_ids, trivial, done)
+
+    def _lowest_entropy_key(
+        self, members: np.ndarray, done: frozenset[str]
+    ) -> tuple[str, np.ndarray] | None:
+        """The key not in ``done`` whose values over ``members`` have the lowest entropy
+        (ties by name), with its value ids; ``None`` when no such key is held by any
+        member."""
+        best: tuple[float, str, np.ndarray] | None = None
+        for key, column in self.cols.columns.items():
+            if key in done:
+                continue
+            values, counts = np.unique(column[members], return_counts=True)
+            if len(values) == 1 and values[0] == 0:
+                continue
+            h = entropy(counts)
+            if best is None or (h, key) < (best[0], best[1]):
+                best = (h, key, values)
+        return None if best is None else (best[1], best[2])
+
+    def _salient(self, key: str, members: np.ndarray) -> set[Token]:
+        """The salient values of ``key`` among ``members``, counted by cluster. A key whose
+        values differ between duplicates has none but ``ABSENT``: each value counts once."""
+        column = self.cols.columns[key]
+        counts = _cluster_counts(column, self.cluster_of, members, self.cols.tokens)
+        if varies_within_clusters(column, self.cluster_of, members) > self.vary_max:
+            counts = {t: 1 for t in counts if t is not ABSENT} | (
+                {ABSENT: 1} if ABSENT in counts else {}
+            )
+        return salient_values(counts, self.min_share)
+
+    def _split(
+        self,
+        nid: int,
+        key: str,
+        column: np.ndarray,
+        salient_ids: list[int],
+        trivial: np.ndarray,
+        done: frozenset[str],
+    ) -> list[tuple[int, frozenset[str]]]:
+        """Split node ``nid`` by ``key`` (``column``: its value ids over the node's
+        members): a child per salient value, and a wildcard child for the members with a
+        trivial value, if any. Returns the children with ``done``."""
+        node = self.nodes[nid]
+        tokens = self.cols.tokens
+        node.split_key = key
+        made: list[tuple[int, frozenset[str]]] = []
+        for vid in salient_ids:
+            child = Node(
+                len(self.nodes), nid, {key: tokens[vid]}, frozenset(), node.members[column == vid]
+            )
+            self.nodes.append(child)
+            node.children[tokens[vid]] = child.id
+            made.append((child.id, done))
+        if trivial.any():
+            child = Node(len(self.nodes), nid, {}, frozenset({key}), node.members[trivial])
+            self.nodes.append(child)
+            node.wildcard = child.id
+            made.append((child.id, done))
+        return made
 
 
 MIN_EVIDENCE = 3
