@@ -142,6 +142,60 @@ def _matching(node: TreeNode) -> tuple[Any, ...]:
     )
 
 
+_Result = dict[str, Token | type[_Any]]
+"""A rule's result as far as its operations know it: a constant per kept or ignored path key,
+:class:`_Any` per replaced key."""
+
+
+def _known_result(ops: Iterable[Op]) -> _Result:
+    """What the operations of one rule step write, with :class:`_Any` for replaced keys."""
+    out: _Result = {}
+    for op in ops:
+        if op.source is not None:
+            out[op.key] = _Any
+        elif op.kind == "keep" or not op.key.startswith(_DROPPED_PREFIXES):
+            out[op.key] = op.value
+    return out
+
+
+def _may_fit(node: TreeNode, out: _Result) -> bool:
+    """Whether a URL of the known keys ``out`` may have the values ``node`` fixes (the
+    scheme, user, host and port are taken to match)."""
+    for key, want in node.fixed.items():
+        have = out.get(key, ABSENT) if not is_authority_key(key) else want
+        if have is not _Any and have != want:
+            return False
+    return True
+
+
+def _branches(node: TreeNode, out: _Result) -> list[int]:
+    """The children of ``node`` a URL of the known keys ``out`` may go on to: every one when
+    the split key may have any value, the child of its value, else the wildcard child unless
+    the key is absent."""
+    if node.split_key is None:
+        return []
+    have = out.get(node.split_key, ABSENT)
+    if is_authority_key(node.split_key) or have is _Any:
+        wildcard = [node.wildcard] if node.wildcard is not None else []
+        return [*node.children.values(), *wildcard]
+    if not isinstance(have, type) and have in node.children:
+        return [node.children[have]]
+    if not isinstance(have, Absent) and node.wildcard is not None:
+        return [node.wildcard]
+    return []
+
+
+def _replacements_settle(ops: Iterable[Op], out: _Result) -> bool:
+    """Whether the replaces of ``ops`` give the same values when run on their own result
+    ``out``: each copies a key onto itself, a key the result lacks, or a key that itself
+    is copied onto itself."""
+    replaced = {op.key: op.source for op in ops if op.source is not None}
+    return all(
+        source == key or source not in out or replaced.get(source) == source
+        for key, source in replaced.items()
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Explanation:
     """Why :meth:`RuleSet.apply` did what it did to one URL."""
@@ -260,42 +314,26 @@ class RuleSet:
         than ``nid`` itself, and when it can reach ``nid``, the rule's last step gives the
         same result when applied to its own output."""
         last = self.rules[nid].steps[-1]
-        out: dict[str, Token | type[_Any]] = {}
-        for op in last:
-            if op.source is not None:
-                out[op.key] = _Any
-            elif op.kind == "keep" or not op.key.startswith(_DROPPED_PREFIXES):
-                out[op.key] = op.value
+        out = _known_result(last)
+        if not self._rules_reached(out) <= {nid}:
+            return False
+        return _replacements_settle(last, out)
+
+    def _rules_reached(self, out: _Result) -> set[int]:
+        """The nodes with a rule that a URL of the known keys ``out`` may reach in the tree,
+        following every branch an "any value" (or a scheme, user, host or port, which a
+        rule copies from its input) can take."""
         reached: set[int] = set()
         todo = [0]
         while todo:
             index = todo.pop()
             node = self.nodes[index]
-            for key, want in node.fixed.items():
-                have = out.get(key, ABSENT) if not is_authority_key(key) else want
-                if have is not _Any and have != want:
-                    break
-            else:
-                if index in self._decisive:
-                    reached.add(index)
-                if node.split_key is None:
-                    continue
-                have = out.get(node.split_key, ABSENT)
-                if is_authority_key(node.split_key) or have is _Any:
-                    todo += node.children.values()
-                    if node.wildcard is not None:
-                        todo.append(node.wildcard)
-                elif not isinstance(have, type) and have in node.children:
-                    todo.append(node.children[have])
-                elif not isinstance(have, Absent) and node.wildcard is not None:
-                    todo.append(node.wildcard)
-        if not reached <= {nid}:
-            return False
-        replaced = {op.key: op.source for op in last if op.source is not None}
-        return all(
-            source == key or source not in out or replaced.get(source) == source
-            for key, source in replaced.items()
-        )
+            if not _may_fit(node, out):
+                continue
+            if index in self._decisive:
+                reached.add(index)
+            todo += _branches(node, out)
+        return reached
 
     def _rewrite(self, keys: UrlKeys) -> tuple[UrlKeys | None, int | None, Rule | None, str]:
         """The rewritten keys (``None``: unchanged), the deciding node, its rule that applied
@@ -443,6 +481,16 @@ class RuleSet:
 
     def validate(self) -> None:
         """Raise :class:`RuleSetError` unless the rule set is safe to deploy."""
+        self._validate_tree()
+        for src, pinned in self.rules.items():
+            for rule in pinned.variants():
+                self._validate_links(src, rule)
+                _validate_ops(src, rule)
+                self._validate_examples(src, rule)
+
+    def _validate_tree(self) -> None:
+        """Each node's parent comes before it (only the root has none), and each child,
+        the wildcard one included, comes after the node and names it as its parent."""
         n = len(self.nodes)
         for i, node in enumerate(self.nodes):
             if (node.parent is None) != (i == 0) or (node.parent is not None and node.parent >= i):
@@ -453,32 +501,45 @@ class RuleSet:
             ]
             if any(not i < c < n or self.nodes[c].parent != i for c in kids):
                 raise RuleSetError(f"node {i}: bad child")
-        variants = [(src, r) for src, pinned in self.rules.items() for r in pinned.variants()]
-        for src, rule in variants:
-            if rule.source != src or (rule.fallback is not None and not rule.when):
-                raise RuleSetError(f"rule {src}: a fallback of another node or of no pinned rule")
-            if rule.fallback is not None and (rule.fallback.when or rule.fallback.fallback):
-                raise RuleSetError(f"rule {src}: a pinned or nested fallback")
-            if not (0 <= src < n and 0 <= rule.target < n):
-                raise RuleSetError(f"rule {src}: node out of range")
-            onward = self.rules.get(rule.target)
-            if onward is not None and rule.target not in (onward.target, src):
-                raise RuleSetError(f"rule {src}: target {rule.target} is itself rewritten")
-            for ops in rule.steps:
-                for op in ops:
-                    if is_authority_key(op.key) or (op.source and is_authority_key(op.source)):
-                        raise RuleSetError(f"rule {src}: changes the scheme, host or port")
-                    try:
-                        to_url([(op.key, op.value)])
-                    except ValueError as exc:
-                        raise RuleSetError(f"rule {src}: {exc}") from exc
-            for before, after in rule.examples:
-                if split_url(before).as_dict().get("scheme") != split_url(after).as_dict().get(
-                    "scheme"
-                ) or _host(before) != _host(after):
-                    raise RuleSetError(f"rule {src}: example changes the scheme or host")
-                if self.apply(before) != after or self.apply(after) != after:
-                    raise RuleSetError(f"rule {src}: example {before} does not give {after}")
+
+    def _validate_links(self, src: int, rule: Rule) -> None:
+        """The rule (``rule`` is the one at node ``src`` or its fallback) leaves ``src``, a
+        fallback belongs to a pinned rule and is itself neither pinned nor followed by one,
+        both nodes exist, and the target is not rewritten onwards (no cycles)."""
+        if rule.source != src or (rule.fallback is not None and not rule.when):
+            raise RuleSetError(f"rule {src}: a fallback of another node or of no pinned rule")
+        if rule.fallback is not None and (rule.fallback.when or rule.fallback.fallback):
+            raise RuleSetError(f"rule {src}: a pinned or nested fallback")
+        n = len(self.nodes)
+        if not (0 <= src < n and 0 <= rule.target < n):
+            raise RuleSetError(f"rule {src}: node out of range")
+        onward = self.rules.get(rule.target)
+        if onward is not None and rule.target not in (onward.target, src):
+            raise RuleSetError(f"rule {src}: target {rule.target} is itself rewritten")
+
+    def _validate_examples(self, src: int, rule: Rule) -> None:
+        """Each example of the rule keeps the scheme and host, and the rule set maps it
+        onto its result, which it leaves as it is."""
+        for before, after in rule.examples:
+            if split_url(before).as_dict().get("scheme") != split_url(after).as_dict().get(
+                "scheme"
+            ) or _host(before) != _host(after):
+                raise RuleSetError(f"rule {src}: example changes the scheme or host")
+            if self.apply(before) != after or self.apply(after) != after:
+                raise RuleSetError(f"rule {src}: example {before} does not give {after}")
+
+
+def _validate_ops(src: int, rule: Rule) -> None:
+    """No operation of the rule writes or reads the scheme, user, host or port, and each
+    writes a URL key with a value a URL can hold."""
+    for ops in rule.steps:
+        for op in ops:
+            if is_authority_key(op.key) or (op.source and is_authority_key(op.source)):
+                raise RuleSetError(f"rule {src}: changes the scheme, host or port")
+            try:
+                to_url([(op.key, op.value)])
+            except ValueError as exc:
+                raise RuleSetError(f"rule {src}: {exc}") from exc
 
 
 def _host(url: str) -> list[tuple[str, Value]]:
