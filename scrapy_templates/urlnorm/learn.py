@@ -279,10 +279,6 @@ def _candidate(
     return Candidate(s, t, tuple(ops))
 
 
-def _varies(data: _Training, node: int, key: str) -> float:
-    return varies_within_clusters(data.column(key), data.clusters, data.tree.nodes[node].members)
-
-
 def _plain(token: Token) -> Value:
     return None if isinstance(token, Absent) else token
 
