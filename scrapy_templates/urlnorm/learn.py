@@ -356,32 +356,49 @@ def _run_candidate(
 ) -> tuple[int, float, tuple[tuple[str, Value], ...] | None]:
     """One measurement of :func:`_measure` over the source URLs that ``when`` admits: support,
     fpr, and the keys still to pin (``None``: the rule is refused)."""
-    nodes = data.tree.nodes
-    members = nodes[cand.source].members
-    value_ids = data.value_ids
-    for key, value in when:
-        column = data.column(key)[members]
-        members = members[(column == 0) | (column == value_ids[value])]
+    members = _admitted(data, cand.source, when)
     sources = members.tolist()
-    targets = [] if cand.source == cand.target else nodes[cand.target].members.tolist()
+    targets = [] if cand.source == cand.target else data.tree.nodes[cand.target].members.tolist()
     if not sources:
         return 0, 0.0, None
-    if len(sources) > cfg.fpr_sample:
-        sources = rng.sample(sources, cfg.fpr_sample)
-    if len(targets) > cfg.fpr_sample:
-        targets = rng.sample(targets, cfg.fpr_sample)
-    out: dict[tuple[tuple[str, Value], ...], list[int]] = defaultdict(list)
+    sources = _at_most(sources, cfg.fpr_sample, rng)
+    targets = _at_most(targets, cfg.fpr_sample, rng)
+    groups, confirmed = _rewrite_all(data, keys, cand, sources, targets)
+    support, fpr = support_and_fpr(data.clusters, groups.values())
+    if targets and len(confirmed) / len(sources) < cfg.o_min:
+        return 0, fpr, None  # ours: too few source URLs land on a known duplicate in the target
+    pins = _pins(data, cand, members, confirmed, when) if targets else ()
+    if pins is None:
+        return 0, fpr, None  # ours: a key was never seen not to matter
+    return support, fpr, pins
+
+
+def _admitted(data: _Training, node: int, when: tuple[tuple[str, Value], ...]) -> np.ndarray:
+    """The URLs of ``node`` where each pinned key of ``when`` is absent or has its value."""
+    members = data.tree.nodes[node].members
+    for key, value in when:
+        column = data.column(key)[members]
+        members = members[(column == 0) | (column == data.value_ids[value])]
+    return members
+
+
+def _at_most(urls: list[int], size: int, rng: random.Random) -> list[int]:
+    """``urls``, or a random sample of ``size`` of them when there are more."""
+    return rng.sample(urls, size) if len(urls) > size else urls
+
+
+def _rewrite_all(
+    data: _Training, keys: list[UrlKeys], cand: Candidate, sources: list[int], targets: list[int]
+) -> tuple[dict[tuple[tuple[str, Value], ...], list[int]], list[int]]:
+    """The URL groups the candidate makes equal (the target URLs as they are, the source URLs
+    rewritten), and the source URLs whose result a target URL of their own duplicate cluster
+    confirms (none without ``targets``)."""
+    groups: dict[tuple[tuple[str, Value], ...], list[int]] = defaultdict(list)
     for m in targets:
-        out[_identity(keys[m])].append(m)
-    # every target URL (not only the sample) can confirm a source URL: the rule's result
-    # agrees with it on every kept and replaced key (ignored keys say nothing)
+        groups[_identity(keys[m])].append(m)
     checked = [op.key for op in cand.ops if op.kind != "ignore"]
-    known: set[tuple[int, ...]] = set()
-    if targets:
-        found = nodes[cand.target].members
-        found = found[np.isin(data.clusters[found], data.clusters[sources])]
-        columns = [data.clusters[found], *(data.column(key)[found] for key in checked)]
-        known = set(zip(*(c.tolist() for c in columns), strict=True))
+    known = _confirming(data, cand, sources, checked) if targets else set()
+    value_ids = data.value_ids
     confirmed: list[int] = []
     for m in sources:
         new = apply_ops(keys[m], (cand.ops,))
@@ -393,13 +410,36 @@ def _run_candidate(
                 *(value_ids.get(values.get(key, ABSENT), -1) for key in checked),
             ) in known:
                 confirmed.append(m)
-        out[_identity(result)].append(m)
-    support, fpr = support_and_fpr(data.clusters, out.values())
-    if targets and len(confirmed) / len(sources) < cfg.o_min:
-        return 0, fpr, None  # ours: too few source URLs land on a known duplicate in the target
+        groups[_identity(result)].append(m)
+    return groups, confirmed
+
+
+def _confirming(
+    data: _Training, cand: Candidate, sources: list[int], checked: list[str]
+) -> set[tuple[int, ...]]:
+    """The cluster and the ``checked`` keys' value ids of each target URL in a cluster of
+    ``sources``: every target URL (not only the sample) can confirm a source URL, when the
+    rule's result agrees with it on every kept and replaced key (ignored keys say nothing)."""
+    found = data.tree.nodes[cand.target].members
+    found = found[np.isin(data.clusters[found], data.clusters[sources])]
+    columns = [data.clusters[found], *(data.column(key)[found] for key in checked)]
+    return set(zip(*(c.tolist() for c in columns), strict=True))
+
+
+def _pins(
+    data: _Training,
+    cand: Candidate,
+    members: np.ndarray,
+    confirmed: list[int],
+    when: tuple[tuple[str, Value], ...],
+) -> tuple[tuple[str, Value], ...] | None:
+    """The keys of :func:`_lost_open_keys` not pinned by ``when`` that the ``confirmed``
+    source URLs show with one value only, each with that value, where the key needs more
+    (it is dropped, or ``members`` hold it with two values or more); ``None`` when such a
+    key has no confirmed value at all."""
     pins: list[tuple[str, Value]] = []
     pinned = dict(when)
-    for key, dropped in _lost_open_keys(data, cand) if targets else ():
+    for key, dropped in _lost_open_keys(data, cand):
         if key in pinned:
             continue
         seen = np.unique(data.column(key)[confirmed])
@@ -407,11 +447,11 @@ def _run_candidate(
         held = data.column(key)[members]
         if len(seen) < 2 and (dropped or len(np.unique(held[held != 0])) >= 2):
             if not len(seen):
-                return 0, fpr, None  # ours: the key was never seen not to matter
+                return None
             token = data.tree.columns.tokens[int(seen[0])]
             assert not isinstance(token, Absent)  # id 0 is the only absent one
             pins.append((key, token))
-    return support, fpr, tuple(pins)
+    return tuple(pins)
 
 
 def _lost_open_keys(data: _Training, cand: Candidate) -> list[tuple[str, bool]]:
@@ -468,65 +508,124 @@ def _select(
     cfg: LearnConfig,
 ) -> RuleSet:
     """Deployable rules by the graph method of §5.3, then checked as deployed."""
-    tree = data.tree
     moves = [c for c in qualified if c.source != c.target]
     selfs = {c.source: c for c in qualified if c.source == c.target}
-    popularity = _popularity(data, moves)
+    chosen, plain = _best_moves(moves, _ranks(data, moves))
+    rules = _deployable(data, chosen, plain, selfs)
+    nodes = _deployed_nodes(data)
+    checked = list(range(len(data.urls)))
+    if len(checked) > cfg.check_sample:
+        checked = sorted(random.Random(cfg.seed).sample(checked, cfg.check_sample))
+    for _ in range(8):
+        bad, rules = _check_deployed(data, RuleSet(site, version, nodes, rules), checked)
+        if not bad:
+            destinations = frozenset(v.target for r in rules.values() for v in r.variants())
+            return RuleSet(site, version, nodes, rules, destinations, len(keys))
+    return RuleSet(site, version, nodes, {}, frozenset(), len(keys))
 
-    def rank(node: int) -> tuple[bool, float, int, int]:
-        # the site's own word first (ours), then popularity; ties (symmetric formats) go to
-        # the larger, then the older node
-        return (_declared(data, node), round(popularity[node], 12), tree.nodes[node].volume, -node)
 
-    # the best rule of each source, and the best without pinned keys (its fallback)
+_Rank = tuple[bool, float, int, int]
+
+
+def _ranks(data: _Training, moves: list[Candidate]) -> dict[int, _Rank]:
+    """The rank of each node a move leaves or enters, higher the better destination: the
+    site's own word first (ours), then popularity; ties (symmetric formats) go to the
+    larger, then the older node."""
+    nodes = data.tree.nodes
+    return {
+        node: (_declared(data, node), round(popularity, 12), nodes[node].volume, -node)
+        for node, popularity in _popularity(data, moves).items()
+    }
+
+
+def _best_moves(
+    moves: list[Candidate], rank: dict[int, _Rank]
+) -> tuple[dict[int, Candidate], dict[int, Candidate]]:
+    """The best move of each source to a node of higher rank (the target's rank, then the
+    lowest fpr, then the most support), and the best without pinned keys (its fallback)."""
     chosen: dict[int, Candidate] = {}
     plain: dict[int, Candidate] = {}
     for cand in moves:
-        if rank(cand.target) <= rank(cand.source):
+        if rank[cand.target] <= rank[cand.source]:
             continue
         for best in (chosen,) if cand.when else (chosen, plain):
             old = best.get(cand.source)
-            if old is None or (rank(cand.target), -cand.fpr, cand.support) > (
-                rank(old.target),
+            if old is None or (rank[cand.target], -cand.fpr, cand.support) > (
+                rank[old.target],
                 -old.fpr,
                 old.support,
             ):
                 best[cand.source] = cand
+    return chosen, plain
 
-    def chain(cand: Candidate) -> Rule | None:
-        """The candidate with the rules after its target concatenated; ``None`` when the
-        chain would go on through a pinned rule (only some of its results would)."""
-        steps = [cand.ops]
-        target = cand.target
-        while target in chosen and not chosen[target].when:
-            steps.append(chosen[target].ops)
-            target = chosen[target].target
-        if target in chosen:
-            return None
-        if target in selfs:
-            steps.append(selfs[target].ops)
-        return Rule(cand.source, target, tuple(steps), cand.support, cand.fpr, when=cand.when)
 
-    # Figure 7 (b): a rule whose source lies under another source is covered by that one.
-    covered = {s for s in chosen if any(a in chosen or a in selfs for a in data.chain[s][1:])}
+def _chain(
+    cand: Candidate, chosen: dict[int, Candidate], selfs: dict[int, Candidate]
+) -> Rule | None:
+    """The candidate with the rules after its target concatenated; ``None`` when the chain
+    would go on through a pinned rule (only some of its results would)."""
+    steps = [cand.ops]
+    target = cand.target
+    while target in chosen and not chosen[target].when:
+        steps.append(chosen[target].ops)
+        target = chosen[target].target
+    if target in chosen:
+        return None
+    if target in selfs:
+        steps.append(selfs[target].ops)
+    return Rule(cand.source, target, tuple(steps), cand.support, cand.fpr, when=cand.when)
+
+
+def _deployable(
+    data: _Training,
+    chosen: dict[int, Candidate],
+    plain: dict[int, Candidate],
+    selfs: dict[int, Candidate],
+) -> dict[int, Rule]:
+    """The rule of each source: its chosen move chained (a pinned one with its fallback),
+    or its rule within the node; none for a source under another source, which covers it
+    (Figure 7 (b))."""
     rules: dict[int, Rule] = {}
     for source, cand in chosen.items():
-        rule = None if source in covered else chain(cand)
+        rule = None if _covered(data, source, chosen, selfs) else _chain(cand, chosen, selfs)
         if rule is None:
             continue
         if rule.when:
-            fallback = chain(plain[source]) if source in plain else None
-            if fallback is None and source in selfs:
-                own = selfs[source]
-                fallback = Rule(source, source, (own.ops,), own.support, own.fpr)
-            rule = replace(rule, fallback=fallback)
+            rule = replace(rule, fallback=_fallback(source, chosen, plain, selfs))
         rules[source] = rule
     for source, cand in selfs.items():
-        if source not in chosen and not any(
-            a in chosen or a in selfs for a in data.chain[source][1:]
-        ):
+        if source not in chosen and not _covered(data, source, chosen, selfs):
             rules[source] = Rule(source, source, (cand.ops,), cand.support, cand.fpr)
-    nodes = [
+    return rules
+
+
+def _covered(
+    data: _Training, node: int, chosen: dict[int, Candidate], selfs: dict[int, Candidate]
+) -> bool:
+    """Whether an ancestor of ``node`` is the source of a move or of a rule within it."""
+    return any(a in chosen or a in selfs for a in data.chain[node][1:])
+
+
+def _fallback(
+    source: int,
+    chosen: dict[int, Candidate],
+    plain: dict[int, Candidate],
+    selfs: dict[int, Candidate],
+) -> Rule | None:
+    """The rule for the URLs of ``source`` that its pinned rule does not admit: its best
+    move without pinned keys, chained, else its rule within the node, if any."""
+    fallback = _chain(plain[source], chosen, selfs) if source in plain else None
+    if fallback is None and source in selfs:
+        own = selfs[source]
+        fallback = Rule(source, source, (own.ops,), own.support, own.fpr)
+    return fallback
+
+
+def _deployed_nodes(data: _Training) -> list[TreeNode]:
+    """The pattern tree as a rule set keeps it: what matching needs, the glob and the
+    duplicate rate of each node."""
+    tree = data.tree
+    return [
         TreeNode(
             n.parent,
             dict(n.fixed),
@@ -540,15 +639,6 @@ def _select(
         )
         for n in tree.nodes
     ]
-    checked = list(range(len(data.urls)))
-    if len(checked) > cfg.check_sample:
-        checked = sorted(random.Random(cfg.seed).sample(checked, cfg.check_sample))
-    for _ in range(8):
-        bad, rules = _check_deployed(data, RuleSet(site, version, nodes, rules), checked)
-        if not bad:
-            destinations = frozenset(v.target for r in rules.values() for v in r.variants())
-            return RuleSet(site, version, nodes, rules, destinations, len(keys))
-    return RuleSet(site, version, nodes, {}, frozenset(), len(keys))
 
 
 def _dup_rate(data: _Training, members: np.ndarray) -> float:
