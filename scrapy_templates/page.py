@@ -368,10 +368,7 @@ def python_partition(
     pagelet and its element. Block starts and ends are marked in the tree first (a newline
     at the start of each block element's text and tail), so that lxml's text of an element
     breaks words there, as a browser's rendering does ("lead<p>One" is two words)."""
-    for el in root.iter(*BLOCK_TAGS):
-        text, tail = el.text, el.tail
-        el.text = "\n" + text if text else "\n"
-        el.tail = "\n" + tail if tail else "\n"
+    _mark_blocks(root)
     # The root step is the bare tag: a body's class or id usually names the page type
     # ("manpage", "single-post"), which would split one site's paths at the first step.
     split = {el.getparent() for el in _holding(root, k)}
@@ -402,24 +399,50 @@ def python_partition(
         el, path, position = entry
         if el in split:
             owners.append(entry)
-            todo: list[Any] = [el.text] if el.text else []
-            for i, child in enumerate(el):
-                if isinstance(child.tag, str):
-                    todo.append(None)
-                    todo.append((child, f"{path}/{_tag_step(child)}", (*position, i)))
-                if child.tail:
-                    todo.append(child.tail)
-            todo.append(_Close(entry))
-            stack.extend(reversed(todo))
+            stack.extend(reversed(_split_entries(entry)))
             continue
-        text = _visible_text(el)
-        links = [a for a in el.iter("a") if a.get("href") is not None]
-        if text or links:
-            hrefs = tuple(a.get("href", "") for a in links)
-            anchors = tuple(_anchor_text(a) for a in links)
-            found.append((path, text, hrefs, position, anchors))
+        pagelet = _pagelet(el, path, position)
+        if pagelet is not None:
+            found.append(pagelet)
             elements.append(el)
     return found, elements
+
+
+def _mark_blocks(root: lxml.etree._Element) -> None:
+    """Put a newline at the start of the text and of the tail of each block element under
+    ``root``, so that lxml's text of an element breaks words where a browser would."""
+    for el in root.iter(*BLOCK_TAGS):
+        text, tail = el.text, el.tail
+        el.text = "\n" + text if text else "\n"
+        el.tail = "\n" + tail if tail else "\n"
+
+
+def _split_entries(owner: tuple[lxml.etree._Element, str, tuple[int, ...]]) -> list[Any]:
+    """The stack entries of a split element's content, in document order: its leading
+    text, then for each child element a close of the loose text so far and the child, and
+    each child's tail; last, the close of the element itself."""
+    el, path, position = owner
+    todo: list[Any] = [el.text] if el.text else []
+    for i, child in enumerate(el):
+        if isinstance(child.tag, str):
+            todo.append(None)
+            todo.append((child, f"{path}/{_tag_step(child)}", (*position, i)))
+        if child.tail:
+            todo.append(child.tail)
+    todo.append(_Close(owner))
+    return todo
+
+
+def _pagelet(el: lxml.etree._Element, path: str, position: tuple[int, ...]) -> _Found | None:
+    """The pagelet of an element that is not split: its visible text and its links (the
+    anchors with an ``href``); ``None`` when it has neither."""
+    text = _visible_text(el)
+    links = [a for a in el.iter("a") if a.get("href") is not None]
+    if not text and not links:
+        return None
+    hrefs = tuple(a.get("href", "") for a in links)
+    anchors = tuple(_anchor_text(a) for a in links)
+    return (path, text, hrefs, position, anchors)
 
 
 def parse_page(
