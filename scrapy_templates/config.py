@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import math
 import numbers
+import pkgutil
 import reprlib
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-
-from scrapy.utils.misc import load_object
 
 from scrapy_templates.settings import (
     SETTINGS,
@@ -33,7 +31,6 @@ from scrapy_templates.settings import (
 from scrapy_templates.sites import BUILTIN_SITES, SiteFunction
 
 if TYPE_CHECKING:
-    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
 Algorithm = Literal["local", "global"]
@@ -225,7 +222,7 @@ def _reference(kind: Reference, value: Any) -> Any:
         if "." not in value.strip("."):
             raise _Rejected()
         try:
-            found = load_object(value)
+            found = pkgutil.resolve_name(value)
         except Exception as exc:
             raise _Rejected(f"cannot import it: {exc}") from None
     if kind.attribute is None:
@@ -234,9 +231,6 @@ def _reference(kind: Reference, value: Any) -> Any:
     elif not isinstance(found, type) or not callable(getattr(found, kind.attribute, None)):
         raise _Rejected(f"{reprlib.repr(found)} is not a class with {kind.attribute}()")
     return value
-
-
-_BY_CRAWLER: weakref.WeakKeyDictionary[Crawler, TemplatesConfig] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,24 +358,13 @@ class TemplatesConfig:
             raise SettingError(problems)
         return cls(**values)
 
-    @classmethod
-    def of(cls, crawler: Crawler) -> TemplatesConfig:
-        """The crawler's config, read on first use and then shared by its components; read
-        afresh each time while its settings are not frozen yet (they may still change)."""
-        found = _BY_CRAWLER.get(crawler)
-        if found is None:
-            found = cls.from_settings(crawler.settings)
-            if crawler.settings.frozen:
-                _BY_CRAWLER[crawler] = found
-        return found
-
     def site_function(self) -> SiteFunction:
         """The function ``url -> site`` that :attr:`site` names."""
         if callable(self.site):
             return self.site
         if self.site in BUILTIN_SITES:
             return BUILTIN_SITES[self.site]
-        function: SiteFunction = load_object(self.site)
+        function: SiteFunction = pkgutil.resolve_name(self.site)
         return function
 
 

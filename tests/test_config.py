@@ -11,10 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from scrapy.crawler import Crawler
 from scrapy.settings import Settings
-from scrapy.spiders import Spider
-from scrapy.utils.test import get_crawler
 
 from scrapy_templates import Addon
 from scrapy_templates.config import (
@@ -422,31 +419,6 @@ def test_site_function_resolves_names_paths_and_functions() -> None:
 def test_store_takes_names_paths_and_classes() -> None:
     assert load(TEMPLATES_STORE=f"{__name__}.FakeStore").store == f"{__name__}.FakeStore"
     assert load(TEMPLATES_STORE=FakeStore).store is FakeStore
-
-
-# -- per crawler ---------------------------------------------------------------------------
-
-
-def test_of_reads_a_crawler_once_its_settings_are_frozen() -> None:
-    crawler = get_crawler(settings_dict={"TEMPLATES_MIN_PAGES": "4"})
-    assert crawler.settings.frozen
-    config = TemplatesConfig.of(crawler)
-    assert config.min_pages == 4
-    assert TemplatesConfig.of(crawler) is config
-
-
-def test_of_rereads_settings_that_may_still_change() -> None:
-    crawler = Crawler(Spider, Settings({"TEMPLATES_MIN_PAGES": 4}))
-    assert not crawler.settings.frozen
-    assert TemplatesConfig.of(crawler).min_pages == 4
-    crawler.settings.set("TEMPLATES_MIN_PAGES", 6)
-    assert TemplatesConfig.of(crawler).min_pages == 6
-
-
-def test_of_raises_for_a_crawler_with_a_bad_setting() -> None:
-    crawler = get_crawler(settings_dict={"TEMPLATES_MIN_SHARE": 2})
-    with pytest.raises(SettingError, match="TEMPLATES_MIN_SHARE = 2 is not allowed"):
-        TemplatesConfig.of(crawler)
 
 
 # -- docs ----------------------------------------------------------------------------------
