@@ -23,9 +23,8 @@ from benchmarks.speed import load_pages
 
 
 async def _items(pages: list[tuple[str, bytes]], algorithm: str) -> list[dict[str, Any]]:
-    from scrapy.utils.test import get_crawler
 
-    from scrapy_templates.crawl.pipeline import TemplatePipeline
+    from benchmarks.harness import template_pipeline
     from scrapy_templates.settings import DEFAULTS
 
     values = {
@@ -35,7 +34,7 @@ async def _items(pages: list[tuple[str, bytes]], algorithm: str) -> list[dict[st
         "TEMPLATES_PARSE_WORKERS": 0,
         "TEMPLATES_KEEP_HTML": False,
     }
-    pipeline = TemplatePipeline.from_crawler(get_crawler(settings_dict=values))
+    pipeline = template_pipeline(values)
     await pipeline.open_spider()
     items = []
     for url, html in pages:

@@ -124,9 +124,9 @@ def main() -> None:
 
     import lxml.html
     import trafilatura
-    from scrapy.utils.test import get_crawler
     from simhash import Simhash
 
+    from benchmarks.harness import template_pipeline
     from scrapy_templates.compiled import compiled
     from scrapy_templates.crawl.pipeline import TemplatePipeline
     from scrapy_templates.page import parse_page
@@ -150,7 +150,7 @@ def main() -> None:
                 "TEMPLATES_PARSE_WORKERS": 0,
                 **settings,
             }
-            pipeline = TemplatePipeline.from_crawler(get_crawler(settings_dict=values))
+            pipeline = template_pipeline(values)
             return pipeline, asyncio.new_event_loop()
 
         def run(
@@ -172,7 +172,7 @@ def main() -> None:
         pages handed over 16 at a time as a crawl's concurrent responses would be (the thread
         only: URL-rule learning runs in a thread of its own)."""
         values = {**DEFAULTS, "TEMPLATES_BOOTSTRAP_PAGES": 0, "TEMPLATES_PARSE_WORKERS": 1}
-        pipeline = TemplatePipeline.from_crawler(get_crawler(settings_dict=values))
+        pipeline = template_pipeline(values)
 
         async def go() -> float:
             await pipeline.open_spider()

@@ -5,13 +5,13 @@ from __future__ import annotations
 from scrapy.settings import BaseSettings
 
 from scrapy_templates.config import TemplatesConfig, convert
-from scrapy_templates.crawl.extension import RelearnExtension
 from scrapy_templates.crawl.middlewares import (
     UrlRulesDownloaderMiddleware,
     UrlRulesSpiderMiddleware,
 )
 from scrapy_templates.crawl.pipeline import TemplatePipeline
 from scrapy_templates.crawl.progress import ProgressLog
+from scrapy_templates.crawl.runtime import TemplatesRuntime
 from scrapy_templates.settings import DEFAULTS, SETTINGS
 
 _ENABLED = next(s for s in SETTINGS if s.name == "TEMPLATES_ENABLED")
@@ -19,9 +19,10 @@ _ENABLED = next(s for s in SETTINGS if s.name == "TEMPLATES_ENABLED")
 
 class Addon:
     """Sets every ``TEMPLATES_*`` default at "addon" priority (a project or spider setting
-    still wins), checks every ``TEMPLATES_*`` setting and enables the template pipeline, the
-    relearning extension, the progress log line and, unless ``TEMPLATES_URL_RULES`` is false,
-    the URL-rule middlewares. ``TEMPLATES_ENABLED = False`` checks and enables nothing."""
+    still wins), checks every ``TEMPLATES_*`` setting and enables the runtime extension (the
+    store, URL rules and relearning every other part uses), the template pipeline, the
+    progress log line and, unless ``TEMPLATES_URL_RULES`` is false, the URL-rule middlewares.
+    ``TEMPLATES_ENABLED = False`` checks and enables nothing."""
 
     def update_settings(self, settings: BaseSettings) -> None:
         """Apply the defaults, then, unless ``TEMPLATES_ENABLED`` is false, check every setting
@@ -37,7 +38,7 @@ class Addon:
         settings.setdefault_in_component_priority_dict(
             "ITEM_PIPELINES", TemplatePipeline, config.pipeline_priority
         )
-        settings.setdefault_in_component_priority_dict("EXTENSIONS", RelearnExtension, 500)
+        settings.setdefault_in_component_priority_dict("EXTENSIONS", TemplatesRuntime, 500)
         settings.setdefault_in_component_priority_dict("EXTENSIONS", ProgressLog, 500)
         if config.url_rules:
             settings.setdefault_in_component_priority_dict(

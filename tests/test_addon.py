@@ -17,13 +17,13 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_templates import Addon
 from scrapy_templates.config import SettingError
-from scrapy_templates.crawl.extension import RelearnExtension
 from scrapy_templates.crawl.middlewares import (
     UrlRulesDownloaderMiddleware,
     UrlRulesSpiderMiddleware,
 )
 from scrapy_templates.crawl.pipeline import TemplatePipeline
 from scrapy_templates.crawl.progress import ProgressLog
+from scrapy_templates.crawl.runtime import TemplatesRuntime
 from scrapy_templates.settings import DEFAULTS, SETTINGS, render_markdown
 from tests.conftest import ROOT
 
@@ -32,7 +32,7 @@ ALLOWED = {s.name: s.allowed for s in SETTINGS}
 # the component setting each component of the add-on is enabled in
 COMPONENTS = {
     "ITEM_PIPELINES": TemplatePipeline,
-    "EXTENSIONS": RelearnExtension,
+    "EXTENSIONS": TemplatesRuntime,
     "SPIDER_MIDDLEWARES": UrlRulesSpiderMiddleware,
     "DOWNLOADER_MIDDLEWARES": UrlRulesDownloaderMiddleware,
 }

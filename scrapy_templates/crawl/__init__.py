@@ -1,2 +1,2 @@
-"""The thin layer that touches Scrapy: the item pipeline (and, later, middlewares and the
-relearning extension)."""
+"""The thin layer that touches Scrapy: the runtime extension that owns a crawler's parts, the
+item pipeline, the URL-rule middlewares and the progress line."""

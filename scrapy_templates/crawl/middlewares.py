@@ -35,16 +35,18 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.statscollectors import StatsCollector
 
-from scrapy_templates.crawl.pipeline import BOOTSTRAP_META
-from scrapy_templates.crawl.urlrules import ORIGINAL_URL, UrlRules
+from scrapy_templates.crawl.bootstrap import BOOTSTRAP_META
+from scrapy_templates.crawl.runtime import TemplatesRuntime
+from scrapy_templates.crawl.urlguards import ORIGINAL_URL
+from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.urlnorm.guard import DROP, KEEP, Verdict
 
 OPT_OUT = "dont_normalize"
 DEFERRED = "templates_deferred"
 
 
-def _enabled(crawler: Crawler) -> UrlRules:
-    rules = UrlRules.of(crawler)
+def _enabled(crawler: Crawler, component: str) -> UrlRules:
+    rules = TemplatesRuntime.of(crawler, component).urls
     if not rules.enabled:
         raise NotConfigured("TEMPLATES_URL_RULES is false")
     return rules
@@ -57,7 +59,7 @@ def _rewritten(request: Request, verdict: Verdict) -> Request:
 def _count_drop(stats: StatsCollector | None, rules: UrlRules, verdict: Verdict) -> None:
     if stats is not None:
         stats.inc_value("templates/urls/dropped")
-        host = rules.guard(verdict.url)
+        host = rules.guards.guard(verdict.url)
         stats.inc_value("templates/urls/bytes_saved", int(host.mean_size) if host else 0)
 
 
@@ -66,13 +68,13 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
-        self.rules = _enabled(crawler)
+        self.rules = _enabled(crawler, "UrlRulesSpiderMiddleware")
         self.stats = crawler.stats
 
     def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
         if request.meta.get(OPT_OUT):
             return request
-        verdict = self.rules.decide(request, queued=False)
+        verdict = self.rules.guards.decide(request, queued=False)
         if verdict.action == KEEP:
             if not verdict.defer:
                 return request
@@ -95,7 +97,7 @@ class UrlRulesDownloaderMiddleware:
     """Drops or reschedules requests that learned rules make duplicates; records downloads."""
 
     def __init__(self, crawler: Crawler) -> None:
-        self.rules = _enabled(crawler)
+        self.rules = _enabled(crawler, "UrlRulesDownloaderMiddleware")
         self.stats = crawler.stats
 
     @classmethod
@@ -108,7 +110,7 @@ class UrlRulesDownloaderMiddleware:
         await self.rules.hold(request.url)
         # a request deferred once, or one a rule rewrote (for the canonical URL), goes now
         defer = not (request.meta.get(DEFERRED) or request.meta.get(ORIGINAL_URL))
-        verdict = self.rules.decide(request, queued=True, defer=defer)
+        verdict = self.rules.guards.decide(request, queued=True, defer=defer)
         if verdict.action == KEEP:
             return self._defer(request, verdict.defer)
         if verdict.action == DROP:

@@ -1,107 +1,76 @@
 """Item pipeline that marks template pagelets on every item.
 
 Each item is answered as soon as its page is counted: one parse, one store round trip, one
-decision. The only wait is the cold start of a site: the first item of a site that the store
-knows fewer than ``TEMPLATES_BOOTSTRAP_PAGES`` pages of triggers a one-off sample of the site's
-linked pages (fetched through Scrapy's downloader, so throttling, robots.txt and the downloader
-middlewares apply), and items of that site wait for it — at most
-``TEMPLATES_BOOTSTRAP_TIMEOUT`` seconds. Items from the first seconds of a crawl are therefore
-decided on the same kind of evidence as later ones.
+decision (:func:`~scrapy_templates.templates.marking.decide_page`). The only wait is the cold
+start of a site (:mod:`~scrapy_templates.crawl.bootstrap`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 import os
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urljoin, urlsplit
 
 import lxml.etree
 from itemadapter import ItemAdapter
-from scrapy import Request
 from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
-from scrapy.http import HtmlResponse, Response
-from scrapy.linkextractors import IGNORED_EXTENSIONS
-from scrapy.utils.asyncio import is_asyncio_available
-from scrapy.utils.misc import load_object
+from scrapy.http import HtmlResponse
 
-from scrapy_templates.crawl.state import CrawlState, thresholds
-from scrapy_templates.crawl.urlrules import UrlRules
+from scrapy_templates.crawl.bootstrap import BOOTSTRAP_META, Bootstrap
+from scrapy_templates.crawl.relearn import thresholds
+from scrapy_templates.crawl.runtime import TemplatesRuntime
 from scrapy_templates.page import Page, PageError, parse_elements, parse_page
-from scrapy_templates.sites import BUILTIN_SITES, SiteFunction, page_id
+from scrapy_templates.sites import page_id
 from scrapy_templates.store.base import Observation, StoreError
 from scrapy_templates.templates.marking import MarkSettings, PageCounts, PageMarks, decide_page
-from scrapy_templates.templates.variability import COMPARISONS
 from scrapy_templates.urlnorm.samples import content_hash as text_hash
 from scrapy_templates.workers import ParseOptions, WorkerPool, WorkerStarting, WorkerUnavailable
 
 logger = logging.getLogger(__name__)
 
-_IGNORED = tuple(f".{ext}" for ext in IGNORED_EXTENSIONS)
 # Items whose counters are gathered before they are added to ``crawler.stats`` in one go.
 _TALLY_ITEMS = 32
-BOOTSTRAP_META = "templates_bootstrap"
-
-
-def _site_function(value: Any) -> SiteFunction:
-    if callable(value):
-        return value  # type: ignore[no-any-return]
-    if value in BUILTIN_SITES:
-        return BUILTIN_SITES[value]
-    func: SiteFunction = load_object(value)
-    return func
 
 
 class TemplatePipeline:
     """Marks template pagelets (``000_…``) on items; see the module docstring for the flow."""
 
     def __init__(self, crawler: Crawler) -> None:
-        s = crawler.settings
-        if not s.getbool("TEMPLATES_ENABLED"):
-            raise NotConfigured("TEMPLATES_ENABLED is false")
-        algorithm = s.get("TEMPLATES_ALGORITHM")
-        if algorithm not in ("local", "global"):
-            raise NotConfigured(
-                f"TEMPLATES_ALGORITHM must be 'local' or 'global', not {algorithm!r}"
-            )
-        compare = s.get("TEMPLATES_BLOCK_COMPARE")
-        if compare not in COMPARISONS:
-            raise NotConfigured(
-                f"TEMPLATES_BLOCK_COMPARE must be one of {sorted(COMPARISONS)}, not {compare!r}"
-            )
-        self.crawler = crawler
+        runtime = TemplatesRuntime.of(crawler, "TemplatePipeline")
+        config = runtime.config
+        self.runtime = runtime
         self.stats = crawler.stats
-        self.use_components = algorithm == "global"
-        self.algorithm = algorithm
-        self.html_field = s.get("TEMPLATES_HTML_FIELD")
-        self.url_field = s.get("TEMPLATES_URL_FIELD")
-        self.keep_html = s.getbool("TEMPLATES_KEEP_HTML")
-        self.pagelets_field = s.get("TEMPLATES_PAGELETS_FIELD")
-        self.content_field = s.get("TEMPLATES_CONTENT_FIELD")
-        self.info_field = s.get("TEMPLATES_INFO_FIELD")
-        self.k = s.getint("TEMPLATES_LINK_THRESHOLD")
-        self.site_of = _site_function(s.get("TEMPLATES_SITE"))
-        self.bootstrap_pages = s.getint("TEMPLATES_BOOTSTRAP_PAGES")
-        self.bootstrap_timeout = s.getfloat("TEMPLATES_BOOTSTRAP_TIMEOUT")
-        self.max_bytes = s.getint("TEMPLATES_MAX_HTML_BYTES")
-        self.max_tags = s.getint("TEMPLATES_MAX_TAGS")
-        workers = _worker_count(s.get("TEMPLATES_PARSE_WORKERS"))
+        self.use_components = config.algorithm == "global"
+        self.algorithm = config.algorithm
+        self.html_field = config.html_field
+        self.url_field = config.url_field
+        self.keep_html = config.keep_html
+        self.pagelets_field = config.pagelets_field
+        self.content_field = config.content_field
+        self.info_field = config.info_field
+        self.k = config.link_threshold
+        self.site_of = config.site_function()
+        self.max_bytes = config.max_html_bytes
+        self.max_tags = config.max_tags
+        workers = _worker_count(config.parse_workers)
         self.workers = WorkerPool(workers) if workers > 0 else None
         self.marking = MarkSettings(
-            thresholds(s),
-            s.getfloat("TEMPLATES_MAIN_REGION_SHARE"),
-            s.getint("TEMPLATES_SNIPPET_CHARS"),
-            algorithm,
+            thresholds(config), config.main_region_share, config.snippet_chars, config.algorithm
         )
-        self.state = CrawlState.of(crawler)
-        self.store = self.state.store
-        self.evidence = self.state.evidence
-        self.urls = UrlRules.of(crawler)
-        self._bootstraps: dict[str, asyncio.Future[None]] = {}
+        self.store = runtime.store
+        self.evidence = runtime.evidence
+        self.urls = runtime.urls
+        self.bootstrap = Bootstrap(
+            crawler,
+            pages=config.bootstrap_pages,
+            timeout=config.bootstrap_timeout,
+            site_of=self.site_of,
+            take=self._take_sample,
+            learn=self._learn_sample,
+            count=self._inc,
+        )
         self._main_paths: dict[str, str | None] = {}
         self._logged_reasons: set[str] = set()
         self._tally: dict[str, int] = {}
@@ -112,13 +81,7 @@ class TemplatePipeline:
         return cls(crawler)
 
     async def open_spider(self, spider: Any = None) -> None:
-        if not is_asyncio_available():
-            raise RuntimeError(
-                "scrapy-templates needs the asyncio reactor: set TWISTED_REACTOR to "
-                "'twisted.internet.asyncioreactor.AsyncioSelectorReactor'"
-            )
-        await self.state.open()
-        self.urls.attach(self.store, self.state.owner)
+        await self.runtime.open()
         if self.workers is not None:
             await self.workers.start()
         logger.info(
@@ -130,11 +93,7 @@ class TemplatePipeline:
 
     async def close_spider(self, spider: Any = None) -> None:
         self._publish_tally()
-        for task in self._bootstraps.values():
-            task.cancel()
-        await self.urls.flush(force=True)
-        await self.urls.wait_learning()
-        await self.state.close()
+        self.bootstrap.cancel()
         if self.workers is not None:
             await self.workers.close()
             if self.workers.lost:
@@ -220,14 +179,15 @@ class TemplatePipeline:
         fingerprints = _fingerprints(page)
         try:
             obs = await self._observe(site, pid, fingerprints, page)
-            if obs.pages < self.bootstrap_pages + 1 and self.bootstrap_pages > 0:
-                await self._await_bootstrap(site, page)
+            if self.bootstrap.wanted(obs.pages):
+                await self.bootstrap.wait(site, page)
                 obs = await self._lookup(site, pid, fingerprints)
         except StoreError as exc:  # a bad value under our keys, not an outage (that is absorbed)
             self._skip(adapter, "store-error", str(exc))
             return
-        self.state.new_pages[site] = self.state.new_pages.get(site, 0) + 1
-        counts = self._counts(site, page, fingerprints, obs, layout=self.state.layout)
+        new_pages = self.runtime.new_pages
+        new_pages[site] = new_pages.get(site, 0) + 1
+        counts = self._counts(site, page, fingerprints, obs, layout=self.runtime.config.layout)
         evidence = self.evidence.site(site)
         marks = decide_page(page, counts, evidence, self.marking)
         evidence.learn(page, marks.flags, self.marking.main_share)
@@ -334,93 +294,32 @@ class TemplatePipeline:
             del adapter[self.html_field]
         return content_hash
 
-    async def _await_bootstrap(self, site: str, page: Page) -> None:
-        task = self._bootstraps.get(site)
-        if task is None:
-            task = asyncio.ensure_future(self._sample_site(site, page))
-            self._bootstraps[site] = task
-        if task.done():
-            return
-        try:
-            await asyncio.wait_for(asyncio.shield(task), self.bootstrap_timeout)
-        except asyncio.TimeoutError:
-            self._inc("templates/bootstrap_timeouts")
-
-    def _sample_urls(self, page: Page) -> list[str]:
-        """Up to ``bootstrap_pages`` distinct same-site links of ``page``, spread over the page
-        so that one navigation list does not provide them all."""
-        site = self.site_of(page.url)
-        seen = {page.url.split("#", 1)[0]}
-        candidates = []
-        for href in page.hrefs():
-            url = urljoin(page.url, href).split("#", 1)[0]
-            if url in seen or urlsplit(url).scheme not in ("http", "https"):
-                continue
-            seen.add(url)
-            if self.site_of(url) == site and not url.lower().endswith(_IGNORED):
-                candidates.append(url)
-        if len(candidates) <= self.bootstrap_pages:
-            return candidates
-        step = len(candidates) / self.bootstrap_pages
-        return [candidates[int(i * step)] for i in range(self.bootstrap_pages)]
-
-    async def _sample_site(self, site: str, page: Page) -> None:
-        urls = self._sample_urls(page)
-        self._inc("templates/bootstrap_sites")
-        logger.info("scrapy-templates: new site %s, sampling %d linked pages", site, len(urls))
-        samples = await asyncio.gather(*(self._sample_one(site, url) for url in urls))
-        # Decide the sampled pages too, so the site's evidence starts from them.
-        for sample in samples:
-            if sample is None:
-                continue
-            fingerprints = _fingerprints(sample)
-            obs = await self._lookup(site, page_id(sample.url), fingerprints)
-            counts = self._counts(site, sample, fingerprints, obs, layout=False)
-            evidence = self.evidence.site(site)
-            marks = decide_page(sample, counts, evidence, self.marking)
-            evidence.learn(sample, marks.flags, self.marking.main_share)
-
-    async def _sample_one(self, site: str, url: str) -> Page | None:
-        engine = self.crawler.engine
-        if engine is None:
-            return
-        # URL rules leave the sample alone: it must fetch what it asked for
-        request = Request(
-            url,
-            meta={BOOTSTRAP_META: True, "dont_normalize": True},
-            dont_filter=True,
-            priority=100,
-        )
-        try:
-            response: Response = await engine.download_async(request)
-        except Exception as exc:
-            self._inc("templates/bootstrap_errors")
-            logger.debug("scrapy-templates: bootstrap fetch of %s failed: %s", url, exc)
-            return None
-        if not isinstance(response, HtmlResponse) or response.status != 200:
-            return None
+    async def _take_sample(self, site: str, response: HtmlResponse) -> Page | None:
+        """A bootstrap sample, parsed and counted (it is not an item: it is not marked)."""
         try:
             sample = await self._parse(response.text, response.url, site, None)
         except PageError:
             return None
         await self._observe(site, page_id(response.url), _fingerprints(sample), sample)
-        self._inc("templates/bootstrap_pages")
         return sample
 
+    async def _learn_sample(self, site: str, sample: Page) -> None:
+        """Decide a bootstrap sample, so that the site's evidence starts from it."""
+        fingerprints = _fingerprints(sample)
+        obs = await self._lookup(site, page_id(sample.url), fingerprints)
+        counts = self._counts(site, sample, fingerprints, obs, layout=False)
+        evidence = self.evidence.site(site)
+        marks = decide_page(sample, counts, evidence, self.marking)
+        evidence.learn(sample, marks.flags, self.marking.main_share)
 
-def _worker_count(value: Any) -> int:
+
+def _worker_count(value: int | None) -> int:
     """``TEMPLATES_PARSE_WORKERS``: ``None`` is one worker when this process may run on more
     than one CPU."""
-    if value is None or value == "":
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        return 1 if (cpus or 1) > 1 else 0
-    try:
-        count = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"TEMPLATES_PARSE_WORKERS must be a number or None, not {value!r}"
-        ) from None
-    return max(count, 0)
+    if value is not None:
+        return value
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 1 if (cpus or 1) > 1 else 0
 
 
 def _fingerprints(page: Page) -> list[int]:

@@ -1,43 +1,43 @@
-"""Builds the configured store from Scrapy settings."""
+"""Builds the configured store."""
 
 from __future__ import annotations
 
+import pkgutil
 from pathlib import Path
 from typing import Any
 
-from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
-from scrapy.utils.misc import load_object
 
+from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.store.base import TemplateStore
 from scrapy_templates.store.memory import MemoryStore
 
 
-def redis_url(settings: BaseSettings) -> str | None:
+def redis_url(config: TemplatesConfig, settings: BaseSettings) -> str | None:
     """``TEMPLATES_REDIS_URL``, else scrapy-redis's ``REDIS_URL``."""
-    url = settings.get("TEMPLATES_REDIS_URL") or settings.get("REDIS_URL")
+    url = config.redis_url or settings.get("REDIS_URL")
     return str(url) if url else None
 
 
-def build_store(settings: BaseSettings) -> TemplateStore:
-    kind = settings.get("TEMPLATES_STORE", "memory")
-    limits: dict[str, Any] = {
-        "max_links": settings.getint("TEMPLATES_MAX_LINKS"),
-        "max_owners": settings.getint("TEMPLATES_MAX_OWNERS"),
-    }
-    if kind == "memory":
+def build_store(config: TemplatesConfig, settings: BaseSettings) -> TemplateStore:
+    """The store ``TEMPLATES_STORE`` names (``settings``: for ``JOBDIR``, ``REDIS_URL`` and
+    a store class's own ``from_settings``)."""
+    limits: dict[str, Any] = {"max_links": config.max_links, "max_owners": config.max_owners}
+    if config.store == "memory":
         jobdir = settings.get("JOBDIR")
-        path = Path(jobdir) / settings.get("TEMPLATES_STORE_FILE") if jobdir else None
+        path = Path(jobdir) / config.store_file if jobdir else None
         return MemoryStore(path=path, **limits)
-    if kind == "redis":
+    if config.store == "redis":
         from scrapy_templates.store.redis import RedisStore
 
-        url = redis_url(settings)
-        if not url:
-            raise NotConfigured(
+        url = redis_url(config, settings)
+        if not url:  # the settings check refuses this; kept for a config built by hand
+            raise ValueError(
                 "TEMPLATES_STORE is 'redis' but neither TEMPLATES_REDIS_URL nor REDIS_URL is set"
             )
-        return RedisStore(url, prefix=settings.get("TEMPLATES_REDIS_PREFIX"), **limits)
-    store_cls = load_object(kind)
+        return RedisStore(url, prefix=config.redis_prefix, **limits)
+    store_cls = (
+        pkgutil.resolve_name(config.store) if isinstance(config.store, str) else config.store
+    )
     store: TemplateStore = store_cls.from_settings(settings)
     return store

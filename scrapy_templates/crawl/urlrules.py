@@ -1,16 +1,14 @@
 """URL rules during a crawl: samples in, learned rule sets out, one object per crawler.
 
-What each request becomes is a host's :class:`~scrapy_templates.urlnorm.guard.HostGuard`'s
-answer; this module keeps the asynchronous parts around it. The middlewares ask it for a
-verdict on each request and tell it what was downloaded; the template pipeline hands it a
-sample of every page it marks. Samples are kept in the store (bounded, per host) so that every
-process learns from the same evidence. A host's rules are learned once
-``TEMPLATES_URL_MIN_SAMPLES`` of its pages are sampled and again every
-``TEMPLATES_URL_LEARN_EVERY`` new samples — twice as many after each relearn that changed
-nothing — and by the relearning extension; learning runs in a worker thread, and the crawl
-goes on while it runs. Whichever process holds the host's lock in the store learns and
-publishes the rule set with the next version; the others install it when the extension
-syncs. Until a host has rules, its requests pass untouched.
+What each request becomes is its host's guard's answer
+(:mod:`~scrapy_templates.crawl.urlguards`); this module keeps the asynchronous parts around
+the guards. The middlewares tell it what was downloaded; the template pipeline hands it a
+sample of every page it marks. Samples are kept in the store (bounded, per host;
+:mod:`~scrapy_templates.crawl.urlsampling` says when a host is learned) so that every process
+learns from the same evidence. Learning runs in a worker thread, and the crawl goes on while
+it runs. Whichever process holds the host's lock in the store learns and publishes the rule
+set with the next version; the others install it when the relearning syncs. Until a host has
+rules, its requests pass untouched.
 """
 
 from __future__ import annotations
@@ -19,114 +17,65 @@ import asyncio
 import contextlib
 import functools
 import hashlib
-import json
 import logging
-import random
 import time
-import weakref
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import ClassVar
+from collections.abc import Iterable
 
-from scrapy import Request
 from scrapy.crawler import Crawler
-from scrapy.settings import BaseSettings
 
+from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.crawl.forms import FormHolds
 from scrapy_templates.crawl.publisher import Publisher
+from scrapy_templates.crawl.urlguards import UrlGuards, load_rules_file
+from scrapy_templates.crawl.urlsampling import UrlSampling
 from scrapy_templates.sites import host_site
 from scrapy_templates.store.base import StoreError, TemplateStore
 from scrapy_templates.urlnorm.clusters import Sample
-from scrapy_templates.urlnorm.guard import KEEP, Form, HostGuard, Verdict
+from scrapy_templates.urlnorm.guard import Form
 from scrapy_templates.urlnorm.learn import LearnConfig, learn_from_samples
-from scrapy_templates.urlnorm.rules import RuleSet, RuleSetError
-from scrapy_templates.urlnorm.samples import decode_sample, encode_sample, head_canonical
+from scrapy_templates.urlnorm.rules import RuleSet
+from scrapy_templates.urlnorm.samples import decode_sample, head_canonical
 
 logger = logging.getLogger(__name__)
 
-# samples go to the store at once while a host has no rules (they decide when its first rules
-# come), then in batches: one round trip per this many pages and responses
-_FLUSH_EVERY = 10
 _POLL = 0.2
-ORIGINAL_URL = "templates_original_url"
-_HOLD = 2 * _FLUSH_EVERY
-# a relearn that leaves a host's rules behaving as before doubles the samples to the next
-# one, up to this many times TEMPLATES_URL_LEARN_EVERY; one that changes them starts over
-_MAX_BACKOFF = 64
-_KEEP_AS_IS = Verdict(KEEP, "")
 
 
-def learn_config(settings: BaseSettings) -> LearnConfig:
-    """The learner's thresholds from ``TEMPLATES_URL_*`` settings."""
+def learn_config(config: TemplatesConfig) -> LearnConfig:
+    """The learner's thresholds."""
     return LearnConfig(
-        min_share=settings.getfloat("TEMPLATES_URL_MIN_SHARE"),
-        o_min=settings.getfloat("TEMPLATES_URL_O_MIN"),
-        dup_rate_min=settings.getfloat("TEMPLATES_URL_DUP_RATE_MIN"),
-        sigma_min=settings.getfloat("TEMPLATES_URL_SIGMA_MIN"),
-        fake_max=settings.getfloat("TEMPLATES_URL_FAKE_MAX"),
-        fpr_max=settings.getfloat("TEMPLATES_URL_FPR_MAX"),
-        min_support=settings.getint("TEMPLATES_URL_MIN_SUPPORT"),
+        min_share=config.url_min_share,
+        o_min=config.url_o_min,
+        dup_rate_min=config.url_dup_rate_min,
+        sigma_min=config.url_sigma_min,
+        fake_max=config.url_fake_max,
+        fpr_max=config.url_fpr_max,
+        min_support=config.url_min_support,
     )
 
 
-def load_rules_file(path: str | Path) -> list[RuleSet]:
-    """Rule sets from a JSON file holding one rule set or a list of them."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    items = data if isinstance(data, list) else [data]
-    return [RuleSet.from_json(item) for item in items]
-
-
-@dataclass
-class _Samples:
-    """A host's samples on their way to the store, and when it is next learned."""
-
-    pending: dict[str, Sample] = field(default_factory=dict)
-    # once the host has rules: download samples of pages that went to the spider, held while
-    # _HOLD more responses arrive so that the page's item sample can join them (one sample
-    # per page in the store, not two)
-    held: dict[str, tuple[Sample, int]] = field(default_factory=dict)
-    offered: int = 0
-    learned_at: int = 0
-    # a sample naming another URL for its page waits: flush without waiting for a batch
-    urgent: bool = False
-    # the step between relearns, in TEMPLATES_URL_LEARN_EVERY (see _MAX_BACKOFF)
-    backoff: int = 1
-
-
 class UrlRules:
-    """Per-crawler URL-rule state (see the module docstring)."""
+    """Per-crawler URL-rule state (see the module docstring): the hosts' guards, their
+    samples, the suspect-form holds and the publication of rule sets."""
 
-    _instances: ClassVar[weakref.WeakKeyDictionary[Crawler, UrlRules]] = weakref.WeakKeyDictionary()
-
-    @classmethod
-    def of(cls, crawler: Crawler) -> UrlRules:
-        """The crawler's instance, created on first use."""
-        found = cls._instances.get(crawler)
-        if found is None:
-            found = cls._instances[crawler] = cls(crawler)
-        return found
-
-    def __init__(self, crawler: Crawler) -> None:
-        s = crawler.settings
-        self.crawler = crawler
+    def __init__(self, crawler: Crawler, config: TemplatesConfig) -> None:
         self.stats = crawler.stats
-        self.enabled = s.getbool("TEMPLATES_ENABLED") and s.getbool("TEMPLATES_URL_RULES")
-        self.config = learn_config(s)
-        self.cap = s.getint("TEMPLATES_URL_SAMPLE_SIZE")
-        self.min_samples = s.getint("TEMPLATES_URL_MIN_SAMPLES")
-        self.learn_every = max(1, s.getint("TEMPLATES_URL_LEARN_EVERY"))
-        self.distance = s.getint("TEMPLATES_URL_SIMHASH_DISTANCE")
-        self.defer = (
-            s.getint("TEMPLATES_URL_DEFER_PRIORITY"),
-            s.getfloat("TEMPLATES_URL_DEFER_RATE"),
+        self.enabled = config.url_rules
+        self.config = learn_config(config)
+        self.distance = config.url_simhash_distance
+        self.guards = UrlGuards(
+            crawler,
+            enabled=self.enabled,
+            defer=(config.url_defer_priority, config.url_defer_rate),
         )
-        self.lock_ttl = s.getfloat("TEMPLATES_LOCK_TTL")
-        self._hosts: dict[str, HostGuard[Request]] = {}
-        self._samples_of: dict[str, _Samples] = {}
-        # hosts with samples not yet in the store: flush (per response and item) visits these
-        # only, not every host the crawl has met
-        self._unflushed: set[str] = set()
+        self.sampling = UrlSampling(
+            cap=config.url_sample_size,
+            min_samples=config.url_min_samples,
+            learn_every=config.url_learn_every,
+            guard=self.guards.host,
+            relearn=self.relearn,
+            count=self._inc,
+        )
         self._store: TemplateStore | None = None
         self._owner = ""
         self._learning: dict[str, asyncio.Task[None]] = {}
@@ -137,64 +86,22 @@ class UrlRules:
             label="URL rules",
             lock="urls",
             load=RuleSet.loads,
-            current=self._version,
+            current=self.guards.version,
             refused=functools.partial(self._inc, "templates/urls/rules_refused"),
-            lock_ttl=self.lock_ttl,
+            lock_ttl=config.lock_ttl,
         )
-        self._rng = random.Random()
-        path = s.get("TEMPLATES_URL_RULES_FILE")
+        path = config.url_rules_file
         if path and self.enabled:
             for ruleset in load_rules_file(path):
-                self.install(ruleset, source=str(path))
-
-    def _host(self, site: str) -> HostGuard[Request]:
-        host = self._hosts.get(site)
-        if host is None:
-            host = self._hosts[site] = HostGuard()
-        return host
-
-    def _sampling(self, site: str) -> _Samples:
-        found = self._samples_of.get(site)
-        if found is None:
-            found = self._samples_of[site] = _Samples()
-        return found
+                self.guards.install(ruleset, source=str(path))
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
             self.stats.inc_value(key, count)
 
-    # -- applying ------------------------------------------------------------------------
-
-    def guard(self, url: str) -> HostGuard[Request] | None:
-        """The guard of ``url``'s host (``None`` for a URL without one)."""
-        try:
-            return self._host(host_site(url))
-        except ValueError:
-            return None
-
-    def decide(self, request: Request, *, queued: bool, defer: bool = True) -> Verdict:
-        """The verdict of its host's rules on ``request`` (see
-        :meth:`~scrapy_templates.urlnorm.guard.HostGuard.decide`); ``defer``: whether a
-        request no rule rewrites may be deferred."""
-        host = self.guard(request.url) if self.enabled else None
-        if host is None:
-            return _KEEP_AS_IS
-        return host.decide(request.url, request, queued=queued, defer=self.defer if defer else None)
-
-    def canonical(self, url: str) -> str:
-        """``url`` rewritten by its host's rules (``url`` when there are none)."""
-        host = self.guard(url) if self.enabled else None
-        return url if host is None else host.canonical(url)
-
-    def was_fetched(self, url: str) -> bool:
-        """Whether a page whose canonical URL is ``url`` has been downloaded."""
-        host = self.guard(url)
-        return host is not None and host.was_fetched(url)
-
     def suspect_form(self, url: str) -> Form | None:
         """See :meth:`~scrapy_templates.urlnorm.guard.HostGuard.suspect_form`."""
-        host = self.guard(url) if self.enabled else None
-        return None if host is None else host.suspect_form(url)
+        return self.guards.suspect_form(url)
 
     async def hold(self, url: str) -> None:
         """Wait while another URL of ``url``'s suspect form is in flight (see
@@ -209,8 +116,7 @@ class UrlRules:
         """Store the samples waiting and relearn ``site`` if its sample grew; returns when
         the learning under way has ended."""
         await self.flush(force=True)
-        sampling = self._sampling(site)
-        if sampling.offered > sampling.learned_at:
+        if self.sampling.grown(site):
             self.relearn(site)
         task = self._learning.get(site)
         if task is not None:
@@ -235,7 +141,7 @@ class UrlRules:
         evidence but does not make its page "downloaded": dropping a request for that page
         would lose its item."""
         site = host_site(final_url)
-        host = self._host(site)
+        host = self.guards.host(site)
         host.note_download({url, final_url}, len(body), page=to_spider)
         if not (html and self.enabled):
             return
@@ -247,33 +153,17 @@ class UrlRules:
             redirects=same_host,
         )
         named = sample.canonical not in (None, final_url) or bool(same_host)
-        if to_spider and host.has_rules and not named:
-            self._sampling(site).held[final_url] = (sample, host.responses)
-            self._unflushed.add(site)
-        else:
-            # the site names another URL for this page: duplicate evidence the learner
-            # wants now, not after the item's sample joins it
-            self._queue(sample)
-            sampling = self._sampling(site)
-            sampling.urgent = sampling.urgent or named
+        self.sampling.add_download(
+            site, sample, hold=to_spider and host.has_rules and not named, named=named
+        )
 
     # -- learning ------------------------------------------------------------------------
 
     def add_page(self, url: str, simhash: int, text_hash: str | None) -> None:
         """A marked page's sample: its page simhash and content hash."""
         if self.enabled:
-            self._queue(Sample(url, simhash=simhash, text_hash=text_hash))
+            self.sampling.add(Sample(url, simhash=simhash, text_hash=text_hash))
             self.release(url)
-
-    def _queue(self, sample: Sample) -> None:
-        site = host_site(sample.url)
-        self._unflushed.add(site)
-        sampling = self._sampling(site)
-        held = sampling.held.pop(sample.url, None)
-        if held is not None:
-            sample = held[0].merged(sample)
-        queued = sampling.pending.get(sample.url)
-        sampling.pending[sample.url] = sample if queued is None else queued.merged(sample)
 
     def attach(self, store: TemplateStore, owner: str) -> None:
         """Lend the store that keeps samples and publications, and the lock holder id of this
@@ -281,65 +171,25 @@ class UrlRules:
         self._store = store
         self._owner = owner
         self.forms.store, self.forms.owner = store, owner
+        self.sampling.store = store
         self.publisher.attach(store, owner)
-
-    def _version(self, site: str) -> int:
-        host = self._hosts.get(site)
-        return host.ruleset.version if host is not None and host.ruleset is not None else 0
 
     async def flush(self, *, force: bool = False) -> None:
         """Move queued samples to the store; start learning for hosts that are due."""
-        store = self._store
-        if store is None:
-            return
-        for site in list(self._unflushed):
-            host, sampling = self._host(site), self._sampling(site)
-            batch_size = _FLUSH_EVERY if host.has_rules else 1
-            held = sampling.held
-            ready = [url for url, (_, at) in held.items() if force or host.responses - at >= _HOLD]
-            waiting = len(sampling.pending) + len(ready)
-            if not waiting or (waiting < batch_size and not force and not sampling.urgent):
-                continue
-            sampling.urgent = False
-            samples = [*sampling.pending.values(), *(held.pop(url)[0] for url in ready)]
-            batch = [encode_sample(site, sample) for sample in samples]
-            sampling.pending = {}
-            if not held:
-                self._unflushed.discard(site)
-            draws = [self._rng.random() for _ in batch]
-            try:
-                sampling.offered = await store.add_url_samples(site, batch, self.cap, draws)
-            except StoreError as exc:
-                logger.warning("scrapy-templates: URL samples of %s not stored (%s)", site, exc)
-                continue
-            self._inc("templates/urls/samples", len(batch))
-            # early on, relearn as the sample grows by a tenth (at least 5 samples, or 1 while
-            # the host has no rules: its first rules end the learning window); later every
-            # learn_every, times the host's backoff (doubled by each relearn that changed
-            # nothing). A host that never gets rules is not relearned on every page.
-            floor = 5 if host.has_rules else 1
-            step = min(self.learn_every * sampling.backoff, max(floor, sampling.learned_at // 10))
-            grown = sampling.offered - sampling.learned_at
-            if sampling.offered >= self.min_samples and grown >= step:
-                self.relearn(site)
+        await self.sampling.flush(force=force)
 
     def relearn(self, site: str) -> None:
         """Start learning the host's rules in the background, unless that is under way."""
         if self._store is None or site in self._learning or not self.enabled:
             return
-        sampling = self._sampling(site)
-        sampling.learned_at = sampling.offered
+        self.sampling.learning(site)
         task = asyncio.ensure_future(self._learn(site))
         self._learning[site] = task
-        task.add_done_callback(self._learned_callback(site))
+        task.add_done_callback(lambda _: self._learning.pop(site, None))
 
     def stale(self) -> list[str]:
         """Hosts whose sample grew since their rules were last learned."""
-        return [
-            site
-            for site, sampling in self._samples_of.items()
-            if sampling.offered >= self.min_samples and sampling.offered > sampling.learned_at
-        ]
+        return self.sampling.stale()
 
     async def sync(self, sites: Iterable[str]) -> None:
         """Install rule sets that other processes published with a higher version."""
@@ -357,8 +207,8 @@ class UrlRules:
         in the store) count as downloaded here."""
         if samples is None:
             samples = await self._samples(ruleset.site)
-        self._host(ruleset.site).shared = [x.url for x in samples if x.simhash is not None]
-        if self.install(ruleset, source="store"):
+        self.guards.host(ruleset.site).shared = [x.url for x in samples if x.simhash is not None]
+        if self.guards.install(ruleset, source="store"):
             logger.info(
                 "scrapy-templates: URL rules of %s v%d (%d rules) from the store",
                 ruleset.site,
@@ -375,12 +225,6 @@ class UrlRules:
             except ValueError:
                 self._inc("templates/urls/bad_samples")
         return samples
-
-    def _learned_callback(self, site: str) -> Callable[[asyncio.Task[None]], None]:
-        def done(_: asyncio.Task[None]) -> None:
-            self._learning.pop(site, None)
-
-        return done
 
     async def wait_learning(self) -> None:
         """Wait for learning that is under way (at spider close); stop waiting for other
@@ -434,7 +278,7 @@ class UrlRules:
         samples = await self._samples(site)
         if newer is not None:
             await self._install_published(newer, samples)
-        host = self._host(site)
+        host = self.guards.host(site)
         # pages that became items in any process: downloaded, whoever downloaded them
         host.shared = [x.url for x in samples if x.simhash is not None]
         report = await asyncio.to_thread(
@@ -447,11 +291,9 @@ class UrlRules:
         )
         before = host.ruleset
         learned = report.ruleset
-        if not self.install(learned, source="crawl"):
+        if not self.guards.install(learned, source="crawl"):
             return None
-        unchanged = before is not None and before.behaves_like(learned)
-        sampling = self._sampling(site)
-        sampling.backoff = min(sampling.backoff * 2, _MAX_BACKOFF) if unchanged else 1
+        self.sampling.learned(site, unchanged=before is not None and before.behaves_like(learned))
         self._inc("templates/urls/learn_count")
         logger.info(
             "scrapy-templates: URL rules of %s v%d: %d rules from %d samples after %d "
@@ -475,53 +317,3 @@ class UrlRules:
                 rule.fpr,
             )
         return learned
-
-    def install(self, ruleset: RuleSet, *, source: str) -> bool:
-        """Put a validated rule set in force for its host (returns whether it was); fetched
-        URLs are re-keyed under the new rules so that requests for pages already downloaded
-        are recognised, and remembered requests the new rules map to another page are sent
-        again (see :meth:`~scrapy_templates.urlnorm.guard.HostGuard.install`)."""
-        try:
-            ruleset.validate()
-        except RuleSetError as exc:
-            self._inc("templates/urls/rules_refused")
-            logger.error(
-                "scrapy-templates: rule set for %s from %s refused (%s); previous rules stay",
-                ruleset.site,
-                source,
-                exc,
-            )
-            return False
-        for again in self._host(ruleset.site).install(ruleset, resend=self._crawling()):
-            self._resend(again.token, again.url)
-        if self.stats is not None:
-            self.stats.set_value("templates/urls/rules", self.rule_count())
-            self.stats.set_value("templates/urls/rules_version", self.max_version())
-        return True
-
-    def _crawling(self) -> bool:
-        try:
-            engine = self.crawler.engine
-        except RuntimeError:  # not crawling (yet): nothing was sent anywhere
-            return False
-        return engine is not None and engine.spider is not None
-
-    def _resend(self, request: Request, url: str) -> None:
-        """Send ``request`` again for ``url``, past the dupefilter: this process may have
-        requested the URL and turned it away since, and with a shared dupefilter
-        (scrapy-redis) another process may have, and that process does not know it was
-        turned away here."""
-        meta = {k: v for k, v in request.meta.items() if k != ORIGINAL_URL}
-        if url != request.url:
-            meta[ORIGINAL_URL] = request.url
-        self.crawler.engine.crawl(request.replace(url=url, meta=meta, dont_filter=True))
-        self._inc("templates/urls/revisited")
-
-    def max_version(self) -> int:
-        return max((h.ruleset.version for h in self._hosts.values() if h.ruleset), default=0)
-
-    def rule_count(self) -> int:
-        return sum(len(h.ruleset.rules) for h in self._hosts.values() if h.ruleset)
-
-    def rulesets(self) -> list[RuleSet]:
-        return [h.ruleset for h in self._hosts.values() if h.ruleset is not None]

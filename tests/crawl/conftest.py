@@ -36,3 +36,22 @@ def run_crawl(
     items = [json.loads(line) for line in (out_dir / "items.jsonl").read_text().splitlines()]
     stats = json.loads((out_dir / "stats.json").read_text())
     return CrawlResult(items, stats, proc.stderr)
+
+
+def templates_crawler(**settings: Any) -> Any:
+    """A crawler with the add-on and ``settings`` (project priority), its stats open: the
+    runtime extension is built, the engine is not."""
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_templates import Addon
+
+    crawler = get_crawler(settings_dict={"ADDONS": {Addon: 500}, **settings})
+    crawler.stats.open_spider()
+    return crawler
+
+
+def runtime(crawler: Any) -> Any:
+    """The crawler's :class:`~scrapy_templates.crawl.runtime.TemplatesRuntime`."""
+    from scrapy_templates.crawl.runtime import TemplatesRuntime
+
+    return TemplatesRuntime.of(crawler, "a test")

@@ -12,7 +12,6 @@ import pytest
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse
-from scrapy.utils.test import get_crawler
 
 from scrapy_templates.crawl.middlewares import (
     ORIGINAL_URL,
@@ -20,12 +19,12 @@ from scrapy_templates.crawl.middlewares import (
     UrlRulesSpiderMiddleware,
 )
 from scrapy_templates.crawl.urlrules import UrlRules
-from scrapy_templates.settings import DEFAULTS
 from scrapy_templates.store.memory import MemoryStore
 from scrapy_templates.urlnorm.guard import HostGuard
 from scrapy_templates.urlnorm.learn import learn_rules
 from scrapy_templates.urlnorm.rules import RuleSet
 from scrapy_templates.urlnorm.samples import decode_sample
+from tests.crawl.conftest import runtime, templates_crawler
 from tests.urlnorm.url_sets import mirror_site
 
 SITE = "www.example.com"
@@ -33,13 +32,13 @@ SID_URL = "http://www.example.com/archive2/17/display?sid=abc"
 
 
 def _guard(rules: UrlRules, url: str) -> HostGuard[Request]:
-    guard = rules.guard(url)
+    guard = rules.guards.guard(url)
     assert guard is not None
     return guard
 
 
 def _crawler(**settings: Any) -> Any:
-    return get_crawler(settings_dict={**DEFAULTS, **settings})
+    return templates_crawler(**settings)
 
 
 def _ruleset() -> RuleSet:
@@ -50,8 +49,7 @@ def _ruleset() -> RuleSet:
 @pytest.fixture
 def crawler() -> Any:
     crawler = _crawler(TEMPLATES_URL_DEFER_PRIORITY=100)
-    crawler.stats.open_spider()
-    UrlRules.of(crawler).install(_ruleset(), source="test")
+    runtime(crawler).urls.guards.install(_ruleset(), source="test")
     return crawler
 
 
@@ -59,14 +57,14 @@ def test_spider_middleware_rewrites_before_enqueue(crawler: Any) -> None:
     mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
     out = mw.get_processed_request(Request(SID_URL), None)
     assert out is not None and out.url != SID_URL
-    assert out.url == UrlRules.of(crawler).canonical(SID_URL)
+    assert out.url == runtime(crawler).urls.guards.canonical(SID_URL)
     assert out.meta[ORIGINAL_URL] == SID_URL
     assert crawler.stats.get_value("templates/urls/rewritten") == 1
 
 
 def test_spider_middleware_drops_what_was_downloaded(crawler: Any) -> None:
-    rules = UrlRules.of(crawler)
-    canonical = rules.canonical(SID_URL)
+    rules = runtime(crawler).urls
+    canonical = rules.guards.canonical(SID_URL)
     rules.note_response(canonical, canonical, b"<html>" + b"x" * 1000, (), html=True)
     mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
     assert mw.get_processed_request(Request(SID_URL), None) is None
@@ -87,7 +85,7 @@ async def test_downloader_middleware_drops_or_reschedules(crawler: Any) -> None:
     rescheduled = await mw.process_request(Request(SID_URL))
     assert isinstance(rescheduled, Request) and rescheduled.url != SID_URL
     assert await mw.process_request(rescheduled) is None  # the canonical URL itself passes
-    rules = UrlRules.of(crawler)
+    rules = runtime(crawler).urls
     rules.note_response(rescheduled.url, rescheduled.url, b"<html></html>", (), html=True)
     with pytest.raises(IgnoreRequest):
         await mw.process_request(Request(SID_URL.replace("abc", "zzz")))
@@ -97,8 +95,7 @@ async def test_downloader_middleware_drops_or_reschedules(crawler: Any) -> None:
 
 async def test_downloader_middleware_records_html_responses() -> None:
     crawler = _crawler()
-    crawler.stats.open_spider()
-    rules = UrlRules.of(crawler)
+    rules = runtime(crawler).urls
     store = MemoryStore()
     rules.attach(store, "test")
     mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
@@ -109,7 +106,7 @@ async def test_downloader_middleware_records_html_responses() -> None:
     [sample] = [decode_sample("h.example", s) for s in await store.url_samples("h.example")]
     assert sample.canonical == "http://h.example/a"
     assert sample.redirects == ("http://h.example/old",)
-    assert rules.was_fetched("http://h.example/a?sid=2")
+    assert rules.guards.was_fetched("http://h.example/a?sid=2")
 
 
 def test_disabled_by_setting() -> None:
@@ -121,12 +118,12 @@ def test_disabled_by_setting() -> None:
 
 
 def test_a_refused_rule_set_leaves_the_previous_one(crawler: Any, caplog: Any) -> None:
-    rules = UrlRules.of(crawler)
-    before = rules.canonical(SID_URL)
+    rules = runtime(crawler).urls
+    before = rules.guards.canonical(SID_URL)
     bad = RuleSet(SITE, 9, _ruleset().nodes, {})
     bad.nodes[0] = bad.nodes[0].__class__(5, {}, None, {}, None, frozenset(), frozenset())
-    rules.install(bad, source="test")
-    assert rules.canonical(SID_URL) == before
+    rules.guards.install(bad, source="test")
+    assert rules.guards.canonical(SID_URL) == before
     assert crawler.stats.get_value("templates/urls/rules_refused") == 1
     assert "refused" in caplog.text
 
@@ -135,13 +132,12 @@ def test_rules_file_is_loaded_at_start(tmp_path: Path) -> None:
     path = tmp_path / "rules.json"
     path.write_text(json.dumps([_ruleset().to_json()]))
     crawler = _crawler(TEMPLATES_URL_RULES_FILE=str(path))
-    assert UrlRules.of(crawler).canonical(SID_URL) != SID_URL
+    assert runtime(crawler).urls.guards.canonical(SID_URL) != SID_URL
 
 
 async def test_learning_starts_after_enough_samples() -> None:
     crawler = _crawler(TEMPLATES_URL_MIN_SAMPLES=20)
-    crawler.stats.open_spider()
-    rules = UrlRules.of(crawler)
+    rules = runtime(crawler).urls
     store = MemoryStore()
     rules.attach(store, "test")
     urls, clusters = mirror_site()
@@ -151,7 +147,7 @@ async def test_learning_starts_after_enough_samples() -> None:
         await rules.flush()
     await rules.wait_learning()
     assert crawler.stats.get_value("templates/urls/learn_count") >= 1
-    assert rules.canonical(SID_URL) != SID_URL
+    assert rules.guards.canonical(SID_URL) != SID_URL
     assert crawler.stats.get_value("templates/urls/rules") >= 1
 
 
@@ -159,15 +155,14 @@ async def test_an_empty_rule_set_does_not_batch_the_evidence() -> None:
     """Until a host has a rule, each sample goes to the store at once (it decides when the
     first rules come); a rule set learned with no rule in it changes nothing of that."""
     crawler = _crawler(TEMPLATES_URL_MIN_SAMPLES=1000)
-    crawler.stats.open_spider()
-    rules = UrlRules.of(crawler)
+    rules = runtime(crawler).urls
     rules.attach(MemoryStore(), "test")
-    rules.install(RuleSet(site=SITE, version=1, nodes={}, rules={}), source="test")
+    rules.guards.install(RuleSet(site=SITE, version=1, nodes={}, rules={}), source="test")
     for i in range(3):
         rules.note_response(f"http://{SITE}/p{i}", f"http://{SITE}/p{i}", b"<html>", (), True)
         await rules.flush()
         assert crawler.stats.get_value("templates/urls/samples") == i + 1
-    rules.install(_ruleset(), source="test")  # a rule: samples now go in batches
+    rules.guards.install(_ruleset(), source="test")  # a rule: samples now go in batches
     rules.note_response(f"http://{SITE}/q", f"http://{SITE}/q", b"<html>", (), True)
     await rules.flush()
     assert crawler.stats.get_value("templates/urls/samples") == 3
@@ -203,32 +198,31 @@ async def test_requests_queued_before_the_rules_are_deferred_once_at_download(
 
 def test_deferral_can_be_switched_off() -> None:
     crawler = _crawler(TEMPLATES_URL_DEFER_PRIORITY=0)
-    crawler.stats.open_spider()
-    UrlRules.of(crawler).install(_ruleset(), source="test")
+    runtime(crawler).urls.guards.install(_ruleset(), source="test")
     mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
     odd = Request("http://www.example.com/archive1/17/display?sid=1&page=2")
     assert mw.get_processed_request(odd, None) is odd
 
 
 def test_new_rules_forget_what_old_rules_called_downloaded(crawler: Any) -> None:
-    rules = UrlRules.of(crawler)
-    canonical = rules.canonical(SID_URL)
+    rules = runtime(crawler).urls
+    canonical = rules.guards.canonical(SID_URL)
     rules.note_response(SID_URL.replace("abc", "x1"), SID_URL.replace("abc", "x1"), b"", (), True)
-    assert rules.was_fetched(canonical)  # under the rules in force, the page is downloaded
-    rules.install(RuleSet(SITE, 2, _ruleset().nodes, {}), source="test")  # rules withdrawn
-    assert not rules.was_fetched(canonical)
+    assert rules.guards.was_fetched(canonical)  # under the rules in force, the page is downloaded
+    rules.guards.install(RuleSet(SITE, 2, _ruleset().nodes, {}), source="test")  # rules withdrawn
+    assert not rules.guards.was_fetched(canonical)
 
 
 async def test_bootstrap_downloads_do_not_count_as_downloaded(crawler: Any) -> None:
-    from scrapy_templates.crawl.pipeline import BOOTSTRAP_META
+    from scrapy_templates.crawl.bootstrap import BOOTSTRAP_META
 
     mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
-    canonical = UrlRules.of(crawler).canonical(SID_URL)
+    canonical = runtime(crawler).urls.guards.canonical(SID_URL)
     request = Request(canonical, meta={BOOTSTRAP_META: True, "dont_normalize": True})
     await mw.process_response(request, HtmlResponse(canonical, body=b"<html></html>"))
     # the spider never saw that page: a request for it must still be downloaded
     assert await mw.process_request(Request(SID_URL)) is not None
-    assert not UrlRules.of(crawler).was_fetched(canonical)
+    assert not runtime(crawler).urls.guards.was_fetched(canonical)
 
 
 async def test_a_failing_rewrite_falls_back_to_the_original_url(crawler: Any) -> None:
@@ -239,7 +233,7 @@ async def test_a_failing_rewrite_falls_back_to_the_original_url(crawler: Any) ->
     again = await mw.process_response(rewritten, missing)
     assert isinstance(again, Request) and again.url == SID_URL and again.dont_filter
     assert await mw.process_request(again) is None  # opted out: fetched as asked
-    assert not UrlRules.of(crawler).was_fetched(rewritten.url)
+    assert not runtime(crawler).urls.guards.was_fetched(rewritten.url)
     assert crawler.stats.get_value("templates/urls/fallbacks") == 1
     retry = mw.process_exception(rewritten, TimeoutError())
     assert retry is not None and retry.url == SID_URL
@@ -262,8 +256,8 @@ def engine(crawler: Any) -> _Engine:
     """A crawl whose engine is the stand-in, where the canonical page of SID_URL is
     downloaded (so a request for SID_URL is dropped)."""
     crawler.engine = _Engine()
-    rules = UrlRules.of(crawler)
-    canonical = rules.canonical(SID_URL)
+    rules = runtime(crawler).urls
+    canonical = rules.guards.canonical(SID_URL)
     rules.note_response(canonical, canonical, b"<html></html>", (), html=False)
     return crawler.engine
 
@@ -271,14 +265,14 @@ def engine(crawler: Any) -> _Engine:
 def test_a_corrected_rule_set_sends_again_what_the_old_one_sent_elsewhere(
     crawler: Any, engine: _Engine
 ) -> None:
-    rules = UrlRules.of(crawler)
+    rules = runtime(crawler).urls
     mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
     assert mw.get_processed_request(Request(SID_URL, meta={"k": 1}), None) is None  # dropped
     other = SID_URL.replace("abc", "zzz")
     assert mw.get_processed_request(Request(other), None) is None
 
-    same = RuleSet.loads(rules.rulesets()[0].dumps())
-    rules.install(same, source="test")  # the same mapping: nothing to send again
+    same = RuleSet.loads(rules.guards.rulesets()[0].dumps())
+    rules.guards.install(same, source="test")  # the same mapping: nothing to send again
     assert engine.crawled == []
 
     _guard(rules, other).note_requested(
@@ -286,7 +280,9 @@ def test_a_corrected_rule_set_sends_again_what_the_old_one_sent_elsewhere(
     )  # requested once, then turned away before its download
     _guard(rules, other).note_withdrawn(other)
     empty = RuleSet(site=SITE, version=same.version + 1, nodes={}, rules={})
-    rules.install(empty, source="test")  # the rule is gone: both pages are pages of their own
+    rules.guards.install(
+        empty, source="test"
+    )  # the rule is gone: both pages are pages of their own
     assert sorted(r.url for r in engine.crawled) == sorted([SID_URL, other])
     assert all("templates_original_url" not in r.meta for r in engine.crawled)
     # both get past the dupefilter: with a shared one (scrapy-redis), another process may have
@@ -294,30 +290,32 @@ def test_a_corrected_rule_set_sends_again_what_the_old_one_sent_elsewhere(
     assert all(r.dont_filter for r in engine.crawled)
     assert [r.meta.get("k") for r in engine.crawled if r.url == SID_URL] == [1]
     assert crawler.stats.get_value("templates/urls/revisited") == 2
-    rules.install(RuleSet(site=SITE, version=same.version + 2, nodes={}, rules={}), source="t")
+    rules.guards.install(
+        RuleSet(site=SITE, version=same.version + 2, nodes={}, rules={}), source="t"
+    )
     assert len(engine.crawled) == 2  # sent once
 
 
 def test_a_pending_request_is_not_sent_twice(crawler: Any, engine: _Engine) -> None:
-    rules = UrlRules.of(crawler)
+    rules = runtime(crawler).urls
     mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
     assert mw.get_processed_request(Request(SID_URL), None) is None
     _guard(rules, SID_URL).note_requested(
         SID_URL
     )  # the same URL is also queued, under its own name
-    rules.install(RuleSet(site=SITE, version=99, nodes={}, rules={}), source="test")
+    rules.guards.install(RuleSet(site=SITE, version=99, nodes={}, rules={}), source="test")
     assert engine.crawled == []
 
 
 async def test_a_request_for_a_url_queued_past_the_dupefilter_is_dropped(crawler: Any) -> None:
     """A request sent again past the dupefilter (a corrected rule's revisit) is not in the
     dupefilter's memory: the middlewares themselves keep a second request for it out."""
-    rules = UrlRules.of(crawler)
+    rules = runtime(crawler).urls
     spider_mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
     downloader_mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
     url = SID_URL.replace("17", "18")
-    canonical = rules.canonical(url)
-    assert canonical != url and not rules.was_fetched(canonical)
+    canonical = rules.guards.canonical(url)
+    assert canonical != url and not rules.guards.was_fetched(canonical)
     _guard(rules, canonical).note_requested(canonical)  # queued with dont_filter
     assert spider_mw.get_processed_request(Request(url), None) is None
     with pytest.raises(IgnoreRequest):
@@ -330,13 +328,17 @@ async def test_a_request_for_a_url_queued_past_the_dupefilter_is_dropped(crawler
     assert rewritten is not None and rewritten.url == canonical
 
 
-async def test_a_suspect_form_is_downloaded_one_url_at_a_time(crawler: Any) -> None:
+async def test_a_suspect_form_is_downloaded_one_url_at_a_time(
+    crawler: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``?sid`` is dropped on one form; on a form no rule covers, a second URL waits until
     the first is sampled (or fails), then asks the rules again."""
     import asyncio
 
     mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
-    rules = UrlRules.of(crawler)
+    rules = runtime(crawler).urls
+    # the holds alone: no relearn from these two samples replaces the rules under test
+    monkeypatch.setattr(rules, "relearn", lambda site: None)
     first, second, third = (f"http://www.example.com/other/page?sid={i}" for i in (1, 2, 3))
     assert rules.suspect_form(first) is not None
     assert rules.suspect_form("http://www.example.com/other/page?id=1") is None
@@ -364,9 +366,8 @@ async def test_processes_sharing_a_store_download_one_url_of_a_suspect_form_at_a
     crawlers = [_crawler() for _ in range(2)]
     rules = []
     for n, crawler in enumerate(crawlers):
-        crawler.stats.open_spider()
-        found = UrlRules.of(crawler)
-        found.install(_ruleset(), source="test")
+        found = runtime(crawler).urls
+        found.guards.install(_ruleset(), source="test")
         found.attach(store, f"process-{n}")
         rules.append(found)
     mws = [UrlRulesDownloaderMiddleware.from_crawler(c) for c in crawlers]
@@ -380,7 +381,7 @@ async def test_processes_sharing_a_store_download_one_url_of_a_suspect_form_at_a
     mws[0].process_exception(Request(first), TimeoutError())  # its download ended
     assert await asyncio.wait_for(waiting, 1) is None
     assert crawlers[1].stats.get_value("templates/urls/held") == 1
-    assert rules[1].max_version() == newer.version, "the published rules were adopted"
+    assert rules[1].guards.max_version() == newer.version, "the published rules were adopted"
     third = "http://www.example.com/other/page?sid=3"
     alone = asyncio.ensure_future(mws[0].process_request(Request(third)))
     await asyncio.sleep(0.2)
@@ -392,11 +393,13 @@ async def test_processes_sharing_a_store_download_one_url_of_a_suspect_form_at_a
 def test_a_rule_set_that_maps_alike_keys_only_the_pages_shared_since(
     crawler: Any, engine: _Engine
 ) -> None:
-    rules = UrlRules.of(crawler)
+    rules = runtime(crawler).urls
     other = SID_URL.replace("/17/", "/18/")  # a page another process fetched
-    assert rules.canonical(other) != other and not rules.was_fetched(rules.canonical(other))
+    assert rules.guards.canonical(other) != other and not rules.guards.was_fetched(
+        rules.guards.canonical(other)
+    )
     _guard(rules, other).shared = [other]
-    same = RuleSet.loads(rules.rulesets()[0].dumps())
+    same = RuleSet.loads(rules.guards.rulesets()[0].dumps())
     applied: list[str] = []
     apply = same.apply
 
@@ -405,10 +408,10 @@ def test_a_rule_set_that_maps_alike_keys_only_the_pages_shared_since(
         return apply(url)
 
     same.apply = counted  # type: ignore[method-assign]
-    fetched = rules.canonical(SID_URL)  # downloaded here (the engine fixture)
-    assert rules.install(same, source="test")
+    fetched = rules.guards.canonical(SID_URL)  # downloaded here (the engine fixture)
+    assert rules.guards.install(same, source="test")
     # validation applies the stored examples; then only the new page, not every page
     # fetched (nor every request decided) again
     assert other in applied and fetched not in applied
-    assert rules.was_fetched(rules.canonical(other))
+    assert rules.guards.was_fetched(rules.guards.canonical(other))
     assert engine.crawled == []

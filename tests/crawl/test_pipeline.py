@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 import scrapy
-from scrapy.utils.test import get_crawler
 
+from scrapy_templates.config import SettingError
 from scrapy_templates.crawl.pipeline import TemplatePipeline
 from scrapy_templates.settings import DEFAULTS
 from scrapy_templates.store.base import StoreError, StoreUnavailable
+from tests.crawl.conftest import templates_crawler
 from tests.texts import STORIES
 
 NAV = (
@@ -55,13 +56,19 @@ def page(n: int) -> str:
 
 def make_pipeline(**settings: Any) -> TemplatePipeline:
     values = {**DEFAULTS, "TEMPLATES_BOOTSTRAP_PAGES": 0, **settings}
-    return TemplatePipeline.from_crawler(get_crawler(settings_dict=values))
+    return TemplatePipeline.from_crawler(templates_crawler(**values))
+
+
+async def close(pipeline: TemplatePipeline) -> None:
+    """Close as a crawl does: the pipeline, then the runtime at ``spider_closed``."""
+    await pipeline.close_spider()
+    await pipeline.runtime.spider_closed()
 
 
 async def mark_all(pipeline: TemplatePipeline, items: list[Any]) -> list[Any]:
     await pipeline.open_spider()
     out = [await pipeline.process_item(item) for item in items]
-    await pipeline.close_spider()
+    await close(pipeline)
     return out
 
 
@@ -185,7 +192,7 @@ async def test_per_item_counters_reach_the_stats_in_batches_and_all_at_close() -
     items = [{"url": f"http://site.test/n{n}", "html": page(n)} for n in range(40)]
     marked = [await pipeline.process_item(item) for item in items]
     assert pipeline.stats.get_value("templates/items_marked") == 32
-    await pipeline.close_spider()
+    await close(pipeline)
     assert pipeline.stats.get_value("templates/items_marked") == 40
     chars = sum(len(p["text"]) for item in marked for p in item["pagelets"])
     assert chars > 0  # snippets are cut, so the full count is at least this
@@ -219,17 +226,13 @@ class BrokenStore:
     async def close(self) -> None:
         return None
 
-    async def ping(self) -> None:
-        raise self.failure("connection refused")
+    def __getattr__(self, name: str) -> Any:
+        """Every other store call fails."""
 
-    async def observe(self, *args: Any, **kwargs: Any) -> Any:
-        raise self.failure("connection refused")
+        async def fail(*args: Any, **kwargs: Any) -> Any:
+            raise self.failure("connection refused")
 
-    async def lookup(self, *args: Any, **kwargs: Any) -> Any:
-        raise self.failure("connection refused")
-
-    async def add_url_samples(self, *args: Any, **kwargs: Any) -> Any:
-        raise self.failure("connection refused")
+        return fail
 
 
 class CorruptStore(BrokenStore):
@@ -267,8 +270,15 @@ def test_disabled_raises_not_configured() -> None:
 
     with pytest.raises(NotConfigured, match="TEMPLATES_ENABLED"):
         make_pipeline(TEMPLATES_ENABLED=False)
-    with pytest.raises(NotConfigured, match="TEMPLATES_ALGORITHM"):
+    with pytest.raises(SettingError, match="TEMPLATES_ALGORITHM"):
         make_pipeline(TEMPLATES_ALGORITHM="magic")
+
+
+def test_without_the_runtime_the_pipeline_says_how_to_enable_it() -> None:
+    from scrapy.utils.test import get_crawler
+
+    with pytest.raises(RuntimeError, match="ADDONS"):
+        TemplatePipeline.from_crawler(get_crawler(settings_dict=dict(DEFAULTS)))
 
 
 async def test_global_algorithm_needs_link_connected_owners() -> None:
@@ -442,7 +452,7 @@ async def test_a_parse_worker_gives_the_items_parsing_here_gives() -> None:
     expected = await mark_all(here, demo_items())
     await open_with_started_workers(there)
     got = [await there.process_item(item) for item in demo_items()]
-    await there.close_spider()
+    await close(there)
     assert got == expected
     assert any(i["templates"].get("title_from") == "anchor" for i in got)
     assert any(p["template"] for i in got for p in i["pagelets"])
@@ -458,7 +468,7 @@ async def test_items_that_come_while_the_worker_starts_are_parsed_here() -> None
     first = await pipeline.process_item(demo_items()[0])
     await asyncio.wait_for(pipeline.workers.until_ready(), 30)
     later = await pipeline.process_item(demo_items()[1])
-    await pipeline.close_spider()
+    await close(pipeline)
     assert first["pagelets"] and later["pagelets"]
     assert pipeline.stats is not None
     assert pipeline.stats.get_value("templates/parse_workers/before_start") == 1
@@ -474,7 +484,7 @@ async def test_pages_a_dead_worker_held_are_parsed_here() -> None:
         worker.process.kill()
     items = demo_items()[:5]
     out = [await pipeline.process_item(item) for item in items]
-    await pipeline.close_spider()
+    await close(pipeline)
     assert all("pagelets" in item and "reason" not in item["templates"] for item in out)
     assert pipeline.stats is not None
     assert pipeline.stats.get_value("templates/parse_workers/fallbacks", 0) >= 1

@@ -68,3 +68,28 @@ def test_url_rules_off_is_plain_scrapy(tmp_path_factory: pytest.TempPathFactory)
         off = run_crawl(tmp_path_factory.mktemp("off"), start=site.url, TEMPLATES_URL_RULES=False)
     assert not any(k.startswith("templates/urls/") for k in off.stats)
     assert len(_pages(off)) - len(set(_pages(off))) > 100
+
+
+def test_url_rules_work_with_the_template_pipeline_disabled(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The runtime, not the pipeline, opens the store: with the pipeline off, the rules are
+    learned from what downloads alone tell (rel=canonical, redirects, identical bodies)."""
+    from demo.site import DemoSite
+
+    with DemoSite() as site:
+        result = run_crawl(
+            tmp_path_factory.mktemp("no-pipeline"),
+            start=site.url,
+            CONCURRENT_REQUESTS=1,
+            ITEM_PIPELINES={"scrapy_templates.crawl.pipeline.TemplatePipeline": None},
+        )
+    assert result.items and not any("pagelets" in item for item in result.items)
+    assert result.stats["templates/urls/samples"] > 0
+    assert result.stats["templates/urls/learn_count"] >= 1
+    assert result.stats["templates/urls/rules"] >= 1
+    assert (
+        result.stats.get("templates/urls/rewritten", 0)
+        + result.stats.get("templates/urls/dropped", 0)
+        > 0
+    )

@@ -1,4 +1,4 @@
-"""The relearning extension against a store: what it installs, refuses and publishes."""
+"""Relearning against a store: what it installs, refuses and publishes."""
 
 from __future__ import annotations
 
@@ -6,15 +6,12 @@ import logging
 from typing import Any
 
 import pytest
-from scrapy.utils.test import get_crawler
 
-from scrapy_templates.crawl.extension import RelearnExtension
-from scrapy_templates.crawl.state import CrawlState
-from scrapy_templates.crawl.urlrules import UrlRules
-from scrapy_templates.settings import DEFAULTS
+from scrapy_templates.crawl.relearn import Relearner
 from scrapy_templates.templates.model import TemplateModel
 from scrapy_templates.urlnorm.learn import learn_rules
 from scrapy_templates.urlnorm.rules import RuleSet
+from tests.crawl.conftest import runtime, templates_crawler
 from tests.urlnorm.url_sets import mirror_site
 
 SITE = "www.example.com"
@@ -25,27 +22,25 @@ def _ruleset(version: int) -> RuleSet:
     return learn_rules(urls, clusters, site=SITE, version=version).ruleset
 
 
-async def _extension(**settings: Any) -> tuple[RelearnExtension, Any]:
-    crawler = get_crawler(settings_dict={**DEFAULTS, **settings})
-    crawler.stats.open_spider()
-    ext = RelearnExtension.from_crawler(crawler)
-    await ext.state.open()
-    UrlRules.of(crawler).attach(ext.store, ext.state.owner)
-    return ext, crawler
+async def _extension(**settings: Any) -> tuple[Relearner, Any]:
+    """The relearning of a crawler whose store is open (its ticks not started)."""
+    crawler = templates_crawler(**settings)
+    await runtime(crawler).store.open()
+    return runtime(crawler).relearner, crawler
 
 
 async def test_sync_installs_newer_publications_and_refuses_bad_ones(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     ext, crawler = await _extension()
-    store, rules = ext.store, UrlRules.of(crawler)
+    store, rules = ext.store, runtime(crawler).urls
     good = _ruleset(3)
     await store.publish(SITE, "rules", 3, good.dumps())
     model = TemplateModel(SITE, 2, 40, "body/div#page/main#content", 40, ((7, 40),))
     await store.publish(SITE, "model", 2, model.dumps())
     await ext._sync()
-    assert [r.version for r in rules.rulesets()] == [3]
-    assert ext.state.evidence.models[SITE] == model
+    assert [r.version for r in rules.guards.rulesets()] == [3]
+    assert ext.evidence.models[SITE] == model
     assert crawler.stats.get_value("templates/urls/rules_version") == 3
 
     # a newer but corrupt rule set, a foreign one and a bad model: all refused, last good kept
@@ -54,13 +49,13 @@ async def test_sync_installs_newer_publications_and_refuses_bad_ones(
     with caplog.at_level(logging.ERROR):
         await ext._sync()
         await ext._sync(force=True)  # refused once, logged once
-    assert [r.version for r in rules.rulesets()] == [3]
-    assert ext.state.evidence.models[SITE] == model
+    assert [r.version for r in rules.guards.rulesets()] == [3]
+    assert ext.evidence.models[SITE] == model
     assert caplog.text.count("URL rules v4") == 1 and caplog.text.count("model v3") == 1
     foreign = _ruleset(5).dumps().replace(SITE, "evil.example")
     await store.publish(SITE, "rules", 5, foreign)
     await ext._sync()
-    assert [r.version for r in rules.rulesets()] == [3]
+    assert [r.version for r in rules.guards.rulesets()] == [3]
     assert crawler.stats.get_value("templates/urls/rules_refused") == 2
     assert crawler.stats.get_value("templates/relearn/models_refused") == 1
 
@@ -72,7 +67,7 @@ async def test_a_model_relearn_publishes_the_next_version_and_prunes() -> None:
         fps = [1, 1000 + i] + ([2] if i < 3 else [])
         await store.observe(SITE, f"p{i}", fps, content_key=f"c{i}")
     await store.publish(SITE, "model", 6, TemplateModel(SITE, 6, 1, None, 0).dumps())
-    ext.state.new_pages[SITE] = 40
+    ext.new_pages[SITE] = 40
     await ext._relearn_models([SITE])
     found = await store.published(SITE, "model")
     assert found is not None and found[0] == 7
@@ -87,8 +82,8 @@ async def test_a_learner_that_raises_leaves_the_rules_in_force(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ext, crawler = await _extension()
-    rules = UrlRules.of(crawler)
-    rules.install(_ruleset(2), source="test")
+    rules = runtime(crawler).urls
+    rules.guards.install(_ruleset(2), source="test")
     for i in range(30):
         await ext.store.add_url_samples(SITE, [f'["/p{i}"]'], 100, [0.5])
 
@@ -99,20 +94,20 @@ async def test_a_learner_that_raises_leaves_the_rules_in_force(
     with caplog.at_level(logging.ERROR):
         rules.relearn(SITE)
         await rules.wait_learning()
-    assert [r.version for r in rules.rulesets()] == [2]
+    assert [r.version for r in rules.guards.rulesets()] == [2]
     assert "learning URL rules of www.example.com failed" in caplog.text
     assert crawler.stats.get_value("templates/urls/learn_errors") == 1
-    assert CrawlState.of(crawler).store.down is False
+    assert runtime(crawler).store.down is False
 
 
 async def test_a_relearn_settles_the_layout_clusters_of_sites_this_process_saw() -> None:
     ext, crawler = await _extension()
-    blocks = ext.state.evidence.blocks(SITE)
+    blocks = ext.evidence.blocks(SITE)
     for n in range(6):
         blocks.observe(["body/nav", "body/main/article"], ["Home News", f"Story {n}"])
         blocks.observe(["body/nav", "body/main/ul.results"], ["Home News", f"Results {n}"])
     await ext._relearn_models([SITE, "unseen.example"])
-    assert "unseen.example" not in ext.state.evidence.site_blocks  # nothing made up for other sites
+    assert "unseen.example" not in ext.evidence.site_blocks  # nothing made up for other sites
     clusters = len(blocks.layouts.clusters)
     assert clusters >= 2
     assert crawler.stats.get_value("templates/layout/clusters") == clusters

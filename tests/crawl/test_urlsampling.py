@@ -1,23 +1,17 @@
-"""URL rules during a crawl: when learning runs, and how installs are paced."""
+"""When URL rules are learned as a host's sample grows (samples fed through UrlRules)."""
 
 from __future__ import annotations
 
-from scrapy.utils.test import get_crawler
-
-from scrapy_templates.crawl.state import CrawlState
 from scrapy_templates.crawl.urlrules import UrlRules
-from scrapy_templates.settings import DEFAULTS
+from tests.crawl.conftest import runtime, templates_crawler
 
 
 async def learn_from_distinct_pages(host: str, pages: int) -> UrlRules:
     """URL rules on the memory store, fed one distinct page at a time (no duplicates, so
     never any rule), learning whenever a relearn is due."""
-    crawler = get_crawler(settings_dict=dict(DEFAULTS))
-    crawler.stats.open_spider()
-    state = CrawlState.of(crawler)
-    await state.open()
-    rules = UrlRules.of(crawler)
-    rules.attach(state.store, state.owner)
+    crawler = templates_crawler()
+    await runtime(crawler).store.open()
+    rules: UrlRules = runtime(crawler).urls
     for i in range(pages):
         rules.add_page(f"http://{host}/p{i}", simhash=i * 0x9E3779B1, text_hash=f"h{i}")
         await rules.flush()
@@ -29,7 +23,7 @@ async def test_a_host_without_rules_is_relearned_as_its_sample_grows_not_on_ever
     rules = await learn_from_distinct_pages("distinct.test", 200)
     assert rules.stats is not None
     runs = rules.stats.get_value("templates/urls/learn_count")
-    assert all(not ruleset.rules for ruleset in rules.rulesets())
+    assert all(not ruleset.rules for ruleset in rules.guards.rulesets())
     # first at 20 samples, then as the sample grows by a tenth: not 180 runs, one per page
     assert 10 <= runs <= 40
 
@@ -41,4 +35,4 @@ async def test_relearns_that_change_nothing_space_out() -> None:
     # every 25 samples past 250 would be about 80 runs; doubling the step while nothing
     # changes leaves the tenth of the sample as the pace
     assert 20 <= runs <= 55
-    assert rules._sampling("calm.test").backoff == 64
+    assert rules.sampling._of("calm.test").backoff == 64

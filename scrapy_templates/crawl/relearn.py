@@ -1,4 +1,4 @@
-"""The relearning extension: keeps every process's rules and template models current.
+"""Relearning: keeps every process's rules and template models current.
 
 Every ``TEMPLATES_SYNC_INTERVAL`` seconds it reads the store's publication counter and, when
 another process published something, installs the newer URL rule sets and template models.
@@ -8,7 +8,8 @@ has new evidence: the URL rules (in a worker thread, see
 :class:`~scrapy_templates.crawl.urlrules.UrlRules`) and the template model (main region and
 template list; counters at 1 pruned every ``TEMPLATES_PRUNE_PAGES`` pages), each under a
 per-site lock in the store so that one process learns while the others crawl. A tick never
-overlaps the previous one, and nothing it does blocks downloads.
+overlaps the previous one, and nothing it does blocks downloads. The crawler's
+:class:`~scrapy_templates.crawl.runtime.TemplatesRuntime` starts and stops it.
 """
 
 from __future__ import annotations
@@ -18,40 +19,49 @@ import functools
 import logging
 import time
 
-from scrapy import signals
-from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
+from scrapy.statscollectors import StatsCollector
 from scrapy.utils.asyncio import AsyncioLoopingCall, create_looping_call
 from twisted.internet.task import LoopingCall
 
+from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.crawl.publisher import Publisher
-from scrapy_templates.crawl.state import CrawlState, thresholds
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.store.base import StoreError
 from scrapy_templates.store.resilient import ResilientStore
+from scrapy_templates.templates.decide import Thresholds
+from scrapy_templates.templates.evidence import Evidence
 from scrapy_templates.templates.model import TemplateModel, learn_model
 
 logger = logging.getLogger(__name__)
 
 
-class RelearnExtension:
-    """See the module docstring."""
+def thresholds(config: TemplatesConfig) -> Thresholds:
+    """The template decision's thresholds."""
+    return Thresholds(
+        config.min_pages, config.min_share, config.pattern_share, config.region_min_share
+    )
 
-    def __init__(self, crawler: Crawler) -> None:
-        s = crawler.settings
-        if not s.getbool("TEMPLATES_ENABLED"):
-            raise NotConfigured("TEMPLATES_ENABLED is false")
-        self.crawler = crawler
-        self.stats = crawler.stats
-        self.state = CrawlState.of(crawler)
-        self.urls = UrlRules.of(crawler)
-        self.sync_interval = max(0.1, s.getfloat("TEMPLATES_SYNC_INTERVAL"))
-        self.relearn_interval = s.getfloat("TEMPLATES_RELEARN_INTERVAL")
-        self.relearn_pages = s.getint("TEMPLATES_RELEARN_PAGES")
-        self.prune_pages = s.getint("TEMPLATES_PRUNE_PAGES")
-        self.prune_share = s.getfloat("TEMPLATES_PRUNE_SHARE")
-        self.lock_ttl = s.getfloat("TEMPLATES_LOCK_TTL")
-        self.thresholds = thresholds(s)
+
+class Relearner:
+    """See the module docstring. ``new_pages``: pages marked per site since its last
+    relearn (the pipeline adds to it)."""
+
+    def __init__(
+        self,
+        config: TemplatesConfig,
+        store: ResilientStore,
+        owner: str,
+        evidence: Evidence,
+        urls: UrlRules,
+        stats: StatsCollector | None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.evidence = evidence
+        self.urls = urls
+        self.stats = stats
+        self.thresholds = thresholds(config)
+        self.new_pages: dict[str, int] = {}
         self._epoch = -1
         self._last_relearn = time.monotonic()
         self._pruned_at: dict[str, int] = {}
@@ -62,40 +72,37 @@ class RelearnExtension:
             load=TemplateModel.loads,
             current=self._model_version,
             refused=functools.partial(self._inc, "templates/relearn/models_refused"),
-            lock_ttl=self.lock_ttl,
+            lock_ttl=config.lock_ttl,
         )
-        self.models.attach(self.state.store, self.state.owner)
+        self.models.attach(store, owner)
         self._tick: asyncio.Task[None] | None = None
         self._loop: AsyncioLoopingCall | LoopingCall | None = None
-        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> RelearnExtension:
-        return cls(crawler)
-
-    @property
-    def store(self) -> ResilientStore:
-        return self.state.store
-
-    async def spider_opened(self) -> None:
-        await self.state.open()
-        # a process that joins late, or a second crawl, starts with what was published
-        await self._sync(force=True)
+    async def start(self) -> None:
+        """Install what was published (a process that joins late, or a second crawl, starts
+        with it), then tick every ``TEMPLATES_SYNC_INTERVAL`` seconds. A store that fails
+        here is logged; the ticks try again."""
+        try:
+            await self._sync(force=True)
+        except Exception:  # the crawl must start whatever the store answers
+            logger.exception("scrapy-templates: reading what was published failed")
         self._loop = create_looping_call(self._start_tick)
-        self._loop.start(self.sync_interval, now=False)
+        self._loop.start(max(0.1, self.config.sync_interval), now=False)
 
-    async def spider_closed(self) -> None:
+    async def stop(self) -> None:
+        """Stop ticking and wait for the tick under way."""
         if self._loop is not None and self._loop.running:
             self._loop.stop()
         if self._tick is not None:
             await asyncio.gather(self._tick, return_exceptions=True)
+
+    async def final(self) -> None:
+        """At spider close: relearn every site with new evidence (models pruned)."""
         await self.urls.wait_learning()
         for site in self.urls.stale():
             self.urls.relearn(site)
         await self.urls.wait_learning()
         await self._relearn_models(self._sites_with_new_pages(0), final=True)
-        await self.state.close()
 
     def _start_tick(self) -> None:
         if self._tick is not None and not self._tick.done():
@@ -106,24 +113,22 @@ class RelearnExtension:
     async def _run_tick(self) -> None:
         try:
             await self._sync()
-            due_by_time = (
-                self.relearn_interval > 0
-                and time.monotonic() - self._last_relearn >= self.relearn_interval
-            )
+            interval = self.config.relearn_interval
+            due_by_time = interval > 0 and time.monotonic() - self._last_relearn >= interval
             if due_by_time:
                 self._last_relearn = time.monotonic()
                 for site in self.urls.stale():
                     self.urls.relearn(site)
                 await self._relearn_models(self._sites_with_new_pages(0))
-            elif self.relearn_pages > 0:
-                await self._relearn_models(self._sites_with_new_pages(self.relearn_pages))
+            elif self.config.relearn_pages > 0:
+                await self._relearn_models(self._sites_with_new_pages(self.config.relearn_pages))
         except StoreError as exc:
             logger.error("scrapy-templates: relearn tick failed: %s", exc)
         except Exception:  # the crawl must go on whatever a tick meets
             logger.exception("scrapy-templates: relearn tick failed")
 
     def _sites_with_new_pages(self, at_least: int) -> list[str]:
-        return [site for site, n in self.state.new_pages.items() if n > 0 and n >= max(1, at_least)]
+        return [site for site, n in self.new_pages.items() if n > 0 and n >= max(1, at_least)]
 
     # -- picking up what other processes published ---------------------------------------
 
@@ -137,15 +142,15 @@ class RelearnExtension:
         for site in sites:
             model = await self.models.newer(site)
             if model is not None:
-                self.state.evidence.models[site] = model
+                self.evidence.models[site] = model
         self._set("templates/relearn/models_version", self._max_model_version())
 
     def _model_version(self, site: str) -> int:
-        model = self.state.evidence.models.get(site)
+        model = self.evidence.models.get(site)
         return model.version if model is not None else 0
 
     def _max_model_version(self) -> int:
-        return max((m.version for m in self.state.evidence.models.values()), default=0)
+        return max((m.version for m in self.evidence.models.values()), default=0)
 
     # -- relearning template models ------------------------------------------------------
 
@@ -153,14 +158,14 @@ class RelearnExtension:
         """Relearn the sites' models; ``final`` (spider close) prunes whatever the page count,
         so the store a crawl leaves behind holds no counter at 1. Each process settles its
         own layout clusters first (they are not shared)."""
-        if self.state.layout:
+        if self.config.layout:
             for site in sites:
-                found = self.state.evidence.site_blocks.get(site)
+                found = self.evidence.site_blocks.get(site)
                 if found is not None:
                     found.recompute()
             self._set(
                 "templates/layout/clusters",
-                sum(len(b.layouts.clusters) for b in self.state.evidence.site_blocks.values()),
+                sum(len(b.layouts.clusters) for b in self.evidence.site_blocks.values()),
             )
         for site in sites:
             try:
@@ -180,24 +185,26 @@ class RelearnExtension:
         """Learn model ``version`` of ``site`` from the store's counts (pruned first when
         due; ``newer``: a publication to adopt first); the model to publish."""
         t0 = time.perf_counter()
-        self.state.new_pages[site] = 0
+        self.new_pages[site] = 0
         pages, counts = await self.store.counts(site)
         pruned = 0
         grown = pages - self._pruned_at.get(site, 0)
-        if self.prune_pages > 0 and (grown >= self.prune_pages or (final and grown > 0)):
+        if self.config.prune_pages > 0 and (
+            grown >= self.config.prune_pages or (final and grown > 0)
+        ):
             below = self._prune_below(pages)
             pruned = await self.store.prune(site, below)
             self._pruned_at[site] = pages
             self._inc("templates/relearn/counters_pruned", pruned)
             counts = {fp: n for fp, n in counts.items() if n >= below}
         if newer is not None:
-            self.state.evidence.models[site] = newer
-        own = self.state.evidence.models.get(site)
-        region = self.state.evidence.region(site)
+            self.evidence.models[site] = newer
+        own = self.evidence.models.get(site)
+        region = self.evidence.region(site)
         main_path, region_pages = region.main_path(), region.pages
         if own is not None and own.region_pages > region_pages:
             main_path, region_pages = own.main_path, own.region_pages
-        blocks = self.state.evidence.site_blocks.get(site)
+        blocks = self.evidence.site_blocks.get(site)
         model = learn_model(
             site,
             version,
@@ -208,10 +215,10 @@ class RelearnExtension:
             region_pages=region_pages,
             layout_clusters=len(blocks.layouts.clusters) if blocks is not None else 0,
         )
-        self.state.evidence.models[site] = model
+        self.evidence.models[site] = model
         self._inc("templates/relearn_count")
         self._set("templates/relearn/models_version", self._max_model_version())
-        ruleset = next((r for r in self.urls.rulesets() if r.site == site), None)
+        ruleset = next((r for r in self.urls.guards.rulesets() if r.site == site), None)
         logger.info(
             "scrapy-templates: relearned %s: %d pages, %d template fingerprints, %d layout "
             "clusters, main region %s, URL rules v%d (%d rules), %d counters pruned, in %.2fs",
@@ -231,7 +238,7 @@ class RelearnExtension:
         """Counters below this many pages go: those at 1, and — while the share test is on —
         those under ``TEMPLATES_PRUNE_SHARE`` of the site's pages (capped at half the
         template share, so a pruned pagelet is far from any decision)."""
-        share = min(self.prune_share, self.thresholds.min_share / 2)
+        share = min(self.config.prune_share, self.thresholds.min_share / 2)
         return max(2, int(share * pages))
 
     def _inc(self, key: str, count: int = 1) -> None:

@@ -1,0 +1,142 @@
+"""The URL guards of a crawler's hosts: the rules in force and what they answer.
+
+Each host has a :class:`~scrapy_templates.urlnorm.guard.HostGuard` (pure: rules, and what was
+fetched and requested); this module keeps them per host, installs rule sets after checking
+them, and sends again the requests an install says to (the one thing here that touches the
+engine).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from scrapy import Request
+from scrapy.crawler import Crawler
+
+from scrapy_templates.sites import host_site
+from scrapy_templates.urlnorm.guard import KEEP, Form, HostGuard, Verdict
+from scrapy_templates.urlnorm.rules import RuleSet, RuleSetError
+
+logger = logging.getLogger(__name__)
+
+ORIGINAL_URL = "templates_original_url"
+_KEEP_AS_IS = Verdict(KEEP, "")
+
+
+def load_rules_file(path: str | Path) -> list[RuleSet]:
+    """Rule sets from a JSON file holding one rule set or a list of them."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    items = data if isinstance(data, list) else [data]
+    return [RuleSet.from_json(item) for item in items]
+
+
+class UrlGuards:
+    """Per-host guards of one crawler. ``enabled`` false: every request is kept as it is (the
+    bookkeeping of downloads still runs, for the stats); ``defer``: the deferral of a
+    duplicate-prone form with no rule yet (priority step, duplicate rate)."""
+
+    def __init__(self, crawler: Crawler, *, enabled: bool, defer: tuple[int, float]) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.enabled = enabled
+        self.defer = defer
+        self._hosts: dict[str, HostGuard[Request]] = {}
+
+    def host(self, site: str) -> HostGuard[Request]:
+        """The guard of ``site``, created on first use."""
+        found = self._hosts.get(site)
+        if found is None:
+            found = self._hosts[site] = HostGuard()
+        return found
+
+    def guard(self, url: str) -> HostGuard[Request] | None:
+        """The guard of ``url``'s host (``None`` for a URL without one)."""
+        try:
+            return self.host(host_site(url))
+        except ValueError:
+            return None
+
+    def decide(self, request: Request, *, queued: bool, defer: bool = True) -> Verdict:
+        """The verdict of its host's rules on ``request`` (see
+        :meth:`~scrapy_templates.urlnorm.guard.HostGuard.decide`); ``defer``: whether a
+        request no rule rewrites may be deferred."""
+        host = self.guard(request.url) if self.enabled else None
+        if host is None:
+            return _KEEP_AS_IS
+        return host.decide(request.url, request, queued=queued, defer=self.defer if defer else None)
+
+    def canonical(self, url: str) -> str:
+        """``url`` rewritten by its host's rules (``url`` when there are none)."""
+        host = self.guard(url) if self.enabled else None
+        return url if host is None else host.canonical(url)
+
+    def was_fetched(self, url: str) -> bool:
+        """Whether a page whose canonical URL is ``url`` has been downloaded."""
+        host = self.guard(url)
+        return host is not None and host.was_fetched(url)
+
+    def suspect_form(self, url: str) -> Form | None:
+        """See :meth:`~scrapy_templates.urlnorm.guard.HostGuard.suspect_form`."""
+        host = self.guard(url) if self.enabled else None
+        return None if host is None else host.suspect_form(url)
+
+    def version(self, site: str) -> int:
+        """The version of ``site``'s rules in force (0: none)."""
+        host = self._hosts.get(site)
+        return host.ruleset.version if host is not None and host.ruleset is not None else 0
+
+    def install(self, ruleset: RuleSet, *, source: str) -> bool:
+        """Put a validated rule set in force for its host (returns whether it was); fetched
+        URLs are re-keyed under the new rules so that requests for pages already downloaded
+        are recognised, and remembered requests the new rules map to another page are sent
+        again (see :meth:`~scrapy_templates.urlnorm.guard.HostGuard.install`)."""
+        try:
+            ruleset.validate()
+        except RuleSetError as exc:
+            self._inc("templates/urls/rules_refused")
+            logger.error(
+                "scrapy-templates: rule set for %s from %s refused (%s); previous rules stay",
+                ruleset.site,
+                source,
+                exc,
+            )
+            return False
+        for again in self.host(ruleset.site).install(ruleset, resend=self._crawling()):
+            self._resend(again.token, again.url)
+        if self.stats is not None:
+            self.stats.set_value("templates/urls/rules", self.rule_count())
+            self.stats.set_value("templates/urls/rules_version", self.max_version())
+        return True
+
+    def _crawling(self) -> bool:
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # not crawling (yet): nothing was sent anywhere
+            return False
+        return engine is not None and engine.spider is not None
+
+    def _resend(self, request: Request, url: str) -> None:
+        """Send ``request`` again for ``url``, past the dupefilter: this process may have
+        requested the URL and turned it away since, and with a shared dupefilter
+        (scrapy-redis) another process may have, and that process does not know it was
+        turned away here."""
+        meta = {k: v for k, v in request.meta.items() if k != ORIGINAL_URL}
+        if url != request.url:
+            meta[ORIGINAL_URL] = request.url
+        self.crawler.engine.crawl(request.replace(url=url, meta=meta, dont_filter=True))
+        self._inc("templates/urls/revisited")
+
+    def max_version(self) -> int:
+        return max((h.ruleset.version for h in self._hosts.values() if h.ruleset), default=0)
+
+    def rule_count(self) -> int:
+        return sum(len(h.ruleset.rules) for h in self._hosts.values() if h.ruleset)
+
+    def rulesets(self) -> list[RuleSet]:
+        return [h.ruleset for h in self._hosts.values() if h.ruleset is not None]
+
+    def _inc(self, key: str, count: int = 1) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(key, count)

@@ -1,0 +1,175 @@
+"""A crawler's URL samples on their way to the store, and when each host is learned next.
+
+Samples go to the store at once while a host has no rules (they decide when its first rules
+come), then in batches of ``_FLUSH_EVERY``. A host is learned once
+``TEMPLATES_URL_MIN_SAMPLES`` of its pages are sampled, then as its sample grows by a tenth,
+and later every ``TEMPLATES_URL_LEARN_EVERY`` new samples — twice as many after each relearn
+that changed nothing (see ``_MAX_BACKOFF``).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from scrapy_templates.sites import host_site
+from scrapy_templates.store.base import StoreError, TemplateStore
+from scrapy_templates.urlnorm.clusters import Sample
+from scrapy_templates.urlnorm.guard import HostGuard
+from scrapy_templates.urlnorm.samples import encode_sample
+
+logger = logging.getLogger(__name__)
+
+# one store round trip per this many samples once a host has rules
+_FLUSH_EVERY = 10
+# a download sample waits for this many more responses of its host so that its page's item
+# sample can join it (one sample per page in the store, not two)
+_HOLD = 2 * _FLUSH_EVERY
+# a relearn that leaves a host's rules behaving as before doubles the samples to the next
+# one, up to this many times TEMPLATES_URL_LEARN_EVERY; one that changes them starts over
+_MAX_BACKOFF = 64
+
+
+@dataclass
+class _HostSamples:
+    """A host's samples on their way to the store, and when it is next learned."""
+
+    pending: dict[str, Sample] = field(default_factory=dict)
+    # download samples held for _HOLD responses, with the host's response count then
+    held: dict[str, tuple[Sample, int]] = field(default_factory=dict)
+    offered: int = 0
+    learned_at: int = 0
+    # a sample naming another URL for its page waits: flush without waiting for a batch
+    urgent: bool = False
+    # the step between relearns, in TEMPLATES_URL_LEARN_EVERY
+    backoff: int = 1
+
+
+class UrlSampling:
+    """Samples per host (see the module docstring). ``guard``: a host's guard (whether it
+    has rules, how many responses it had); ``relearn``: start learning a host that is due;
+    ``count``: add to a stat."""
+
+    def __init__(
+        self,
+        *,
+        cap: int,
+        min_samples: int,
+        learn_every: int,
+        guard: Callable[[str], HostGuard[Any]],
+        relearn: Callable[[str], None],
+        count: Callable[[str, int], None],
+    ) -> None:
+        self.cap = cap
+        self.min_samples = min_samples
+        self.learn_every = max(1, learn_every)
+        self.guard = guard
+        self.relearn = relearn
+        self.count = count
+        self.store: TemplateStore | None = None
+        self._hosts: dict[str, _HostSamples] = {}
+        # hosts with samples not yet in the store: a flush visits these only
+        self._unflushed: set[str] = set()
+        self._rng = random.Random()
+
+    def _of(self, site: str) -> _HostSamples:
+        found = self._hosts.get(site)
+        if found is None:
+            found = self._hosts[site] = _HostSamples()
+        return found
+
+    def add(self, sample: Sample) -> None:
+        """Queue ``sample``, merged with what is queued or held for its URL."""
+        site = host_site(sample.url)
+        self._unflushed.add(site)
+        host = self._of(site)
+        held = host.held.pop(sample.url, None)
+        if held is not None:
+            sample = held[0].merged(sample)
+        queued = host.pending.get(sample.url)
+        host.pending[sample.url] = sample if queued is None else queued.merged(sample)
+
+    def add_download(self, site: str, sample: Sample, *, hold: bool, named: bool) -> None:
+        """Queue a download's sample; ``hold``: keep it for its page's item sample to join;
+        ``named``: the site names another URL for the page (store it now: duplicate
+        evidence the learner wants before the item's sample)."""
+        if hold:
+            self._of(site).held[sample.url] = (sample, self.guard(site).responses)
+            self._unflushed.add(site)
+            return
+        self.add(sample)
+        host = self._of(site)
+        host.urgent = host.urgent or named
+
+    async def flush(self, *, force: bool = False) -> None:
+        """Move queued samples to the store; start learning for hosts that are due."""
+        if self.store is None:
+            return
+        for site in list(self._unflushed):
+            batch = self._batch(site, force)
+            if not batch:
+                continue
+            draws = [self._rng.random() for _ in batch]
+            host = self._of(site)
+            try:
+                host.offered = await self.store.add_url_samples(site, batch, self.cap, draws)
+            except StoreError as exc:
+                logger.warning("scrapy-templates: URL samples of %s not stored (%s)", site, exc)
+                continue
+            self.count("templates/urls/samples", len(batch))
+            if self._due(site):
+                self.relearn(site)
+
+    def _batch(self, site: str, force: bool) -> list[str]:
+        """The samples of ``site`` to store now, in their stored form (none while a batch
+        is filling)."""
+        guard, host = self.guard(site), self._of(site)
+        batch_size = _FLUSH_EVERY if guard.has_rules else 1
+        held = host.held
+        ready = [url for url, (_, at) in held.items() if force or guard.responses - at >= _HOLD]
+        waiting = len(host.pending) + len(ready)
+        if not waiting or (waiting < batch_size and not force and not host.urgent):
+            return []
+        host.urgent = False
+        samples = [*host.pending.values(), *(held.pop(url)[0] for url in ready)]
+        host.pending = {}
+        if not held:
+            self._unflushed.discard(site)
+        return [encode_sample(site, sample) for sample in samples]
+
+    def _due(self, site: str) -> bool:
+        """Whether ``site`` is due a relearn: early on as the sample grows by a tenth (at
+        least 5 samples, or 1 while it has no rules: its first rules end the learning
+        window), later every ``learn_every`` times its backoff. A host that never gets
+        rules is not relearned on every page."""
+        host = self._of(site)
+        floor = 5 if self.guard(site).has_rules else 1
+        step = min(self.learn_every * host.backoff, max(floor, host.learned_at // 10))
+        grown = host.offered - host.learned_at
+        return host.offered >= self.min_samples and grown >= step
+
+    def grown(self, site: str) -> bool:
+        """Whether ``site``'s stored sample grew since it was last learned."""
+        host = self._of(site)
+        return host.offered > host.learned_at
+
+    def stale(self) -> list[str]:
+        """Hosts whose sample grew since their rules were last learned."""
+        return [
+            site
+            for site, host in self._hosts.items()
+            if host.offered >= self.min_samples and host.offered > host.learned_at
+        ]
+
+    def learning(self, site: str) -> None:
+        """``site`` is being learned from its sample as it is now."""
+        host = self._of(site)
+        host.learned_at = host.offered
+
+    def learned(self, site: str, *, unchanged: bool) -> None:
+        """A relearn ended; ``unchanged``: its rules behave as the previous ones did."""
+        host = self._of(site)
+        host.backoff = min(host.backoff * 2, _MAX_BACKOFF) if unchanged else 1
