@@ -119,11 +119,17 @@ class HostGuard(Generic[T]):
 
         A rewritten URL whose page was downloaded, or requested and not turned away since,
         is dropped: its request would fetch the same page again."""
-        canonical = self.canonical(url)
+        if self.ruleset is None:  # no rules: nothing is rewritten, nothing deferred
+            canonical, rate = url, None
+        else:
+            canonical, rate = self.ruleset.apply_with_rate(url)
         if canonical == url:
             if not queued:
                 self.note_requested(url)
-            return Verdict(KEEP, url, self._deferral(url, defer))
+            deferral = 0
+            if defer is not None and rate is not None and defer[0] > 0 and rate >= defer[1]:
+                deferral = defer[0]
+            return Verdict(KEEP, url, deferral)
         self.decided.append((token, url, canonical))
         if queued:
             self.note_withdrawn(url)
@@ -132,11 +138,6 @@ class HostGuard(Generic[T]):
             return Verdict(DROP, canonical)
         self.requested.add(key)
         return Verdict(REWRITE, canonical)
-
-    def _deferral(self, url: str, defer: tuple[int, float] | None) -> int:
-        if defer is None or defer[0] <= 0 or self.ruleset is None:
-            return 0
-        return defer[0] if self.ruleset.duplicate_rate(url) >= defer[1] else 0
 
     def suspect_form(self, url: str) -> Form | None:
         """The form of a URL that no rule rewrites but that carries a query parameter the

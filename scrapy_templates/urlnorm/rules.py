@@ -271,10 +271,9 @@ class RuleSet:
         """Deepest node on the URL's path that has a rule."""
         return self._walk_tree(values)[1]
 
-    def duplicate_rate(self, url: str) -> float:
-        """The duplicate rate, in the training URLs, of the leaf pattern ``url`` fits (0 when
-        it fits none): how likely a URL of this form is a copy of another."""
-        deepest = self._walk_tree(split_url(url).as_dict())[0]
+    def _rate_at(self, deepest: int | None) -> float:
+        """The duplicate rate, in the training URLs, of leaf pattern ``deepest`` (0 for a URL
+        that fits no leaf): how likely a URL of this form is a copy of another."""
         if deepest is None or self.nodes[deepest].split_key is not None:
             return 0.0  # the URL left the tree before a leaf: a form not seen in training
         return self.nodes[deepest].dup_rate
@@ -339,7 +338,12 @@ class RuleSet:
         """The rewritten keys (``None``: unchanged), the deciding node, its rule that applied
         and why."""
         values = keys.as_dict()
-        nid = self._decide(values)
+        return self._rewrite_at(keys, values, self._decide(values))
+
+    def _rewrite_at(
+        self, keys: UrlKeys, values: dict[str, Value], nid: int | None
+    ) -> tuple[UrlKeys | None, int | None, Rule | None, str]:
+        """:meth:`_rewrite` once the deciding node ``nid`` of ``values`` is known."""
         if nid is None:
             return None, None, None, "no rule for this pattern"
         rule = self.rules[nid]
@@ -371,6 +375,23 @@ class RuleSet:
         """The canonical form of ``url`` (``url`` itself when no rule applies, or when the
         result would not be left as it is by the rules: applying twice equals once)."""
         out, nid, _, _ = self._rewrite(split_url(url))
+        return self._settled_url(url, out, nid)
+
+    def apply_with_rate(self, url: str) -> tuple[str, float]:
+        """:meth:`apply`, and — when it leaves ``url`` as it is — the duplicate rate, in the
+        training URLs, of the leaf pattern ``url`` fits (0 otherwise, and for a URL that fits
+        no leaf): how likely a URL of this form is a copy of another. One split of the URL
+        and one walk of the tree answer both."""
+        keys = split_url(url)
+        values = keys.as_dict()
+        deepest, nid = self._walk_tree(values)
+        out = self._rewrite_at(keys, values, nid)[0]
+        canonical = self._settled_url(url, out, nid)
+        return canonical, self._rate_at(deepest) if canonical == url else 0.0
+
+    def _settled_url(self, url: str, out: UrlKeys | None, nid: int | None) -> str:
+        """The URL of the rewritten keys ``out``, or ``url`` when nothing was rewritten or the
+        result is not left as it is by the rules."""
         if out is None:
             return url
         if nid in self._settled:

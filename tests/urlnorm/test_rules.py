@@ -195,6 +195,29 @@ def test_apply_is_idempotent_and_keeps_scheme_and_host(url: str) -> None:
         assert before == after
 
 
+@settings(max_examples=200)
+@given(_urls)
+def test_apply_with_rate_answers_as_apply_does(url: str) -> None:
+    for ruleset in (_MIRROR, _QUERY):
+        canonical, rate = ruleset.apply_with_rate(url)
+        assert canonical == ruleset.apply(url)
+        assert 0.0 <= rate <= 1.0
+        if canonical != url:
+            assert rate == 0.0  # a rewritten URL is never deferred
+
+
+def test_a_canonical_url_carries_the_duplicate_rate_of_its_form() -> None:
+    urls, _ = mirror_site()
+    canonical, rate = _MIRROR.apply_with_rate(urls[0])
+    assert canonical != urls[0] and rate == 0.0
+    again, rate = _MIRROR.apply_with_rate(canonical)
+    assert again == canonical and 0.0 < rate <= 1.0
+    assert _MIRROR.apply_with_rate("http://www.example.com/unseen/form") == (
+        "http://www.example.com/unseen/form",
+        0.0,
+    )
+
+
 def test_rules_proved_stable_need_no_second_look() -> None:
     assert _MIRROR._settled, "the proof applies to the figure 4 rules"
     checked = RuleSet.loads(_MIRROR.dumps())
