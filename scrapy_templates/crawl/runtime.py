@@ -71,7 +71,6 @@ class TemplatesRuntime:
             max_sites=config.layout_max_sites,
         )
         self.urls = UrlRules(crawler, config)
-        self.urls.attach(self.store, self.owner)
         self.relearner = Relearner(
             config, self.store, self.owner, self.evidence, self.urls, self.stats
         )
@@ -117,6 +116,8 @@ class TemplatesRuntime:
                 "'twisted.internet.asyncioreactor.AsyncioSelectorReactor'"
             )
         await self.store.open()
+        # samples are stored, and rules learned and published, once the store is open
+        self.urls.attach(self.store, self.owner)
         logger.info(
             "scrapy-templates: store %s; URL rules %s",
             type(self.store.primary).__name__,

@@ -328,17 +328,13 @@ async def test_a_request_for_a_url_queued_past_the_dupefilter_is_dropped(crawler
     assert rewritten is not None and rewritten.url == canonical
 
 
-async def test_a_suspect_form_is_downloaded_one_url_at_a_time(
-    crawler: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_suspect_form_is_downloaded_one_url_at_a_time(crawler: Any) -> None:
     """``?sid`` is dropped on one form; on a form no rule covers, a second URL waits until
     the first is sampled (or fails), then asks the rules again."""
     import asyncio
 
     mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
     rules = runtime(crawler).urls
-    # the holds alone: no relearn from these two samples replaces the rules under test
-    monkeypatch.setattr(rules, "relearn", lambda site: None)
     first, second, third = (f"http://www.example.com/other/page?sid={i}" for i in (1, 2, 3))
     assert rules.suspect_form(first) is not None
     assert rules.suspect_form("http://www.example.com/other/page?id=1") is None

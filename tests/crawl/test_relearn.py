@@ -25,8 +25,10 @@ def _ruleset(version: int) -> RuleSet:
 async def _extension(**settings: Any) -> tuple[Relearner, Any]:
     """The relearning of a crawler whose store is open (its ticks not started)."""
     crawler = templates_crawler(**settings)
-    await runtime(crawler).store.open()
-    return runtime(crawler).relearner, crawler
+    owner = runtime(crawler)
+    await owner.store.open()
+    owner.urls.attach(owner.store, owner.owner)
+    return owner.relearner, crawler
 
 
 async def test_sync_installs_newer_publications_and_refuses_bad_ones(

@@ -10,8 +10,10 @@ async def learn_from_distinct_pages(host: str, pages: int) -> UrlRules:
     """URL rules on the memory store, fed one distinct page at a time (no duplicates, so
     never any rule), learning whenever a relearn is due."""
     crawler = templates_crawler()
-    await runtime(crawler).store.open()
-    rules: UrlRules = runtime(crawler).urls
+    owner = runtime(crawler)
+    await owner.store.open()
+    rules: UrlRules = owner.urls
+    rules.attach(owner.store, owner.owner)
     for i in range(pages):
         rules.add_page(f"http://{host}/p{i}", simhash=i * 0x9E3779B1, text_hash=f"h{i}")
         await rules.flush()
