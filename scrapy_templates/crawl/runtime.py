@@ -56,7 +56,7 @@ class TemplatesRuntime:
             max_owners=config.max_owners,
         )
         self.evidence = Evidence(
-            region_share=config.main_region_share,
+            main_share=config.main_region_share,
             layouts=functools.partial(
                 SiteLayouts, config.layout_similarity, config.layout_max_clusters
             ),

@@ -21,13 +21,13 @@ class Thresholds:
     run of release notes titled "Release 3.0.2 On 2004-06-30", each on one page, stays content.
 
     Inside the site's main region, a pagelet that is not navigation must reach
-    ``region_share`` (see :func:`spare_region_content`).
+    ``region_min_share`` (see :func:`spare_region_content`).
     """
 
     min_pages: int = 2
     min_share: float = 0.0
     pattern_share: float = 0.5
-    region_share: float = 0.0
+    region_min_share: float = 0.0
 
 
 def is_template(support: int, pages_seen: int, thresholds: Thresholds) -> bool:
@@ -61,12 +61,12 @@ def spare_region_content(
     thresholds: Thresholds,
     plain_in_region: Callable[[int], bool],
 ) -> list[bool]:
-    """Unflag the template pagelets that repeat on fewer than ``region_share`` of the site's
+    """Unflag the template pagelets that repeat on fewer than ``region_min_share`` of the site's
     pages and lie in its main region without being navigation (``plain_in_region(i)``, asked
     only of those): one section's standing sentence ("a complete list of releases is
     available…"), a heading every page of one type carries. Site-wide blocks, and menus and
     breadcrumbs of a section, stay template."""
-    bar = thresholds.region_share * pages_seen
+    bar = thresholds.region_min_share * pages_seen
     return [
         flag and not (count < bar and plain_in_region(i))
         for i, (flag, count) in enumerate(zip(flags, support, strict=True))

@@ -74,12 +74,12 @@ class Evidence:
     def __init__(
         self,
         *,
-        region_share: float,
+        main_share: float,
         layouts: Callable[[], SiteLayouts],
         blocks: Callable[[], LayoutBlocks],
         max_sites: int,
     ) -> None:
-        self.region_share = region_share
+        self.main_share = main_share
         self._layouts = layouts
         self._blocks = blocks
         self.max_sites = max_sites
@@ -93,7 +93,7 @@ class Evidence:
     def region(self, site: str) -> SiteRegion:
         found = self.regions.get(site)
         if found is None:
-            found = self.regions[site] = SiteRegion(self.region_share)
+            found = self.regions[site] = SiteRegion(self.main_share)
         return found
 
     def blocks(self, site: str) -> SiteBlocks:

@@ -126,7 +126,7 @@ def _count_flags(
     page: Page, counts: PageCounts, main_path: str | None, host: str, settings: MarkSettings
 ) -> list[bool]:
     """Exact counting's flags, with the main region's plain blocks spared below
-    ``region_share`` (``host``: the page's, for same-site links)."""
+    ``region_min_share`` (``host``: the page's, for same-site links)."""
     pagelets = page.pagelets
     support = counts.support
     thresholds = settings.thresholds
@@ -137,7 +137,7 @@ def _count_flags(
         counts.pages,
         thresholds,
     )
-    if settings.main_share <= 0 or thresholds.region_share <= 0:
+    if settings.main_share <= 0 or thresholds.region_min_share <= 0:
         return flags
 
     def plain_in_region(i: int) -> bool:

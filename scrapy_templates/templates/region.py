@@ -109,11 +109,6 @@ class SiteRegion:
         for kids in self.branches.values():
             kids.intersection_update(keep)
 
-    @property
-    def current(self) -> str | None:
-        """The main path as last computed, without recomputing it."""
-        return self._main
-
     def main_path(self) -> str | None:
         """Deepest tag path holding ``share`` of the site's non-template text; recomputed every
         ``refresh_every`` pages (and on each of the first ones) rather than on every call."""

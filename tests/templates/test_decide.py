@@ -54,7 +54,7 @@ def test_region_spares_a_sections_standing_sentence_but_not_site_wide_blocks() -
     # pagelets: a sentence every page of one section repeats (3 of 10 pages), a tagline on
     # every page, the section's menu (3 of 10): the first two lie in the main region without
     # being navigation, the menu is navigation.
-    th = Thresholds(min_pages=2, min_share=0.25, region_share=0.5)
+    th = Thresholds(min_pages=2, min_share=0.25, region_min_share=0.5)
     flags = [True, True, True]
     asked: list[int] = []
 

@@ -14,7 +14,7 @@ from scrapy_templates.templates.variability import LayoutBlocks
 
 def _evidence(max_sites: int = 100) -> Evidence:
     return Evidence(
-        region_share=0.9,
+        main_share=0.9,
         layouts=SiteLayouts,
         blocks=functools.partial(LayoutBlocks, min_pages=2),
         max_sites=max_sites,

@@ -27,7 +27,7 @@ def _page(n: int) -> Page:
 
 def _evidence() -> Evidence:
     return Evidence(
-        region_share=0.9,
+        main_share=0.9,
         layouts=SiteLayouts,
         blocks=functools.partial(LayoutBlocks),
         max_sites=10,
