@@ -74,17 +74,17 @@ def _keys(prefix: str, n: int) -> tuple[str, ...]:
 
 
 def _items(text: str, sep: str, prefix: str, marker: str) -> list[tuple[str, Value]]:
+    """The ``name=value`` items of ``text``; the n-th occurrence of a name (n ≥ 2) gets the
+    suffix ``{marker}{n}``. ``marker`` is ``sep``, which no item's name contains, so a suffixed
+    key never equals another item's: one count per name keeps keys unique in linear time."""
     out: list[tuple[str, Value]] = []
-    seen: set[str] = set()
+    occurrences: dict[str, int] = {}
     for item in text.split(sep):
         name, eq, value = item.partition("=")
         key = prefix + name
-        if key in seen:
-            n = 2
-            while f"{key}{marker}{n}" in seen:
-                n += 1
+        n = occurrences[key] = occurrences.get(key, 0) + 1
+        if n > 1:
             key = f"{key}{marker}{n}"
-        seen.add(key)
         out.append((key, value if eq else None))
     return out
 

@@ -1,8 +1,12 @@
+import threading
+from collections.abc import Callable
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from w3lib.url import safe_url_string
 
-from scrapy_templates.urlnorm.url import is_authority_key, split_url, to_url
+from scrapy_templates.urlnorm.url import UrlKeys, is_authority_key, split_url, to_url
 
 
 def test_keys_of_a_typical_url() -> None:
@@ -74,3 +78,38 @@ def test_every_url_w3lib_accepts_round_trips(scheme: str, labels: list[str], res
     url = safe_url_string(f"{scheme}://{'.'.join(labels)}/{rest}")
     assert to_url(split_url(url)) == url
     assert to_url(split_url(url).pairs) == url
+
+
+def _within(seconds: float, work: Callable[[], object]) -> list[object]:
+    """``[work()]`` when it ends within ``seconds``, else ``[]``: a guard against a hang, not a
+    timing (the URLs below take milliseconds when the split is linear and hours when it is
+    quadratic)."""
+    found: list[object] = []
+    done = threading.Event()
+
+    def run() -> None:
+        found.append(work())
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    done.wait(seconds)
+    return found
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://h/a;" + ";" * 100_000,
+        "http://h/page?" + "&" * 100_000,
+        "http://h/page?" + "&".join(["tag=x"] * 30_000),
+        "http://h/a;" + ";".join(["v"] * 30_000) + "?" + "&".join(["k"] * 30_000),
+    ],
+    ids=["semicolons", "ampersands", "one-name-repeated", "both"],
+)
+def test_a_long_url_of_repeated_names_splits_in_linear_time(url: str) -> None:
+    found = _within(20.0, lambda: split_url(url))
+    assert found, "the split did not end"
+    keys = found[0]
+    assert isinstance(keys, UrlKeys)
+    assert len(keys.as_dict()) == len(keys.pairs)  # every key unique
+    assert to_url(keys) == url
