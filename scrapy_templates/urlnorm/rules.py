@@ -364,6 +364,8 @@ class RuleSet:
         if out is None:
             return Explanation(url, url, nid, rule, reason)
         result = to_url(out)
+        if not _reads_back(result, out):
+            return Explanation(url, url, nid, rule, "result would read as other keys")
         again = self._rewrite(out)[0]
         if again is not None and to_url(again) != result:
             return Explanation(url, url, nid, rule, "result not stable under the rules")
@@ -390,16 +392,20 @@ class RuleSet:
         return canonical, self._rate_at(deepest) if canonical == url else 0.0
 
     def _settled_url(self, url: str, out: UrlKeys | None, nid: int | None) -> str:
-        """The URL of the rewritten keys ``out``, or ``url`` when nothing was rewritten or the
-        result is not left as it is by the rules."""
+        """The URL of the rewritten keys ``out``, or ``url`` when nothing was rewritten, when
+        the result would read as other keys (a written value holding a delimiter: another
+        host, port or user, another path) or when the rules would not leave it as it is."""
         if out is None:
             return url
-        if nid in self._settled:
-            return to_url(out)
-        again = self._rewrite(out)[0]
-        if again is not None and again.pairs != out.pairs and to_url(again) != to_url(out):
+        result = to_url(out)
+        if not _reads_back(result, out):
             return url
-        return to_url(out)
+        if nid in self._settled:
+            return result
+        again = self._rewrite(out)[0]
+        if again is not None and again.pairs != out.pairs and to_url(again) != result:
+            return url
+        return result
 
     # -- JSON -----------------------------------------------------------------------------
 
@@ -551,16 +557,33 @@ class RuleSet:
 
 
 def _validate_ops(src: int, rule: Rule) -> None:
-    """No operation of the rule writes or reads the scheme, user, host or port, and each
-    writes a URL key with a value a URL can hold."""
+    """No operation of the rule writes or reads the scheme, user, host or port, or writes a
+    path without a leading ``/`` (placed right after the host, it would extend it), and each
+    writes a URL key with a value a URL can hold, free of the delimiters that would end it
+    (``b/c`` for one path segment). A value copied from another key is checked on each
+    result instead (:meth:`RuleSet.apply`)."""
     for ops in rule.steps:
         for op in ops:
             if is_authority_key(op.key) or (op.source and is_authority_key(op.source)):
                 raise RuleSetError(f"rule {src}: changes the scheme, host or port")
+            if op.key == "path" or op.source == "path":
+                raise RuleSetError(f"rule {src}: writes a path without a leading '/'")
             try:
                 to_url([(op.key, op.value)])
             except ValueError as exc:
                 raise RuleSetError(f"rule {src}: {exc}") from exc
+            ends = _ENDS_VALUE.get(op.key[0] if op.key[0] in "?;#" else op.key.rstrip("0123456789"))
+            if op.value is not None and ends and any(c in op.value for c in ends):
+                raise RuleSetError(f"rule {src}: {op.key}={op.value!r} holds a delimiter")
+
+
+# the characters that would end a written value of each kind of key and start another
+_ENDS_VALUE = {"path_": "/?#", "ext": "/?#;.", ";": "/?#;", "?": "&#", "#": ""}
+
+
+def _reads_back(result: str, out: UrlKeys) -> bool:
+    """Whether the URL written from ``out`` reads back as exactly those keys and values."""
+    return split_url(result).as_dict() == out.as_dict()
 
 
 def _host(url: str) -> list[tuple[str, Value]]:

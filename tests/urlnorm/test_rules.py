@@ -1,11 +1,13 @@
+import dataclasses
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_templates.urlnorm.learn import learn_rules
-from scrapy_templates.urlnorm.rules import RuleSet, RuleSetError
+from scrapy_templates.urlnorm.rules import Op, RuleSet, RuleSetError
 from scrapy_templates.urlnorm.url import split_url
 from tests.urlnorm.url_sets import listing_site, mirror_site, query_site
 
@@ -226,3 +228,97 @@ def test_rules_proved_stable_need_no_second_look() -> None:
     for url in [*urls, SID := "http://www.example.com/archive9/77/display?sid=q"]:
         assert _MIRROR.apply(url) == checked.apply(url)
     assert checked.apply(SID) != SID
+
+
+def _host(url: str) -> list[tuple[str, Any]]:
+    """Scheme, user, host labels and port of ``url``."""
+    return [
+        (k, v) for k, v in split_url(url).pairs if k in ("scheme", "user", "port") or "host_" in k
+    ]
+
+
+def _one_rule_doc(key: str, value: str) -> dict[str, Any]:
+    """A rule set for ``c.example`` whose one rule writes ``key = value`` on every URL."""
+    return {
+        "format": "scrapy-templates/url-rules",
+        "site": "c.example",
+        "version": 5,
+        "learned_from": 1,
+        "destinations": [0],
+        "nodes": [
+            {
+                "parent": None,
+                "fixed": [["scheme", "http"], ["host_0", "c"], ["host_1", "example"]],
+                "split": None,
+                "children": [],
+                "wildcard": None,
+                "required": [],
+                "optional": ["path_0"],
+                "glob": "",
+                "dup_rate": 0,
+            }
+        ],
+        "rules": [
+            {
+                "source": 0,
+                "target": 0,
+                "steps": [[{"op": "keep", "key": key, "value": value, "source": None}]],
+                "support": 9,
+                "fpr": 0,
+                "examples": [],
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("path", "@evil.test"),  # read as user information, then another host
+        ("path", ".evil.test"),  # read as more host labels
+        ("path", ":6379"),  # read as a port
+        ("path_0", "b/c"),  # one segment written, two read back: not idempotent
+        ("path_0", "x?y=1"),
+        ("ext", "html#top"),
+        ("?page", "1&sid=2"),
+    ],
+)
+def test_a_written_value_that_would_read_as_other_keys_is_refused_and_never_applied(
+    key: str, value: str
+) -> None:
+    with pytest.raises(RuleSetError):
+        RuleSet.from_json(_one_rule_doc(key, value))  # loading validates
+    # built without validation (as a rule set in memory could be), it still rewrites nothing
+    # it cannot read back
+    safe = RuleSet.from_json(_one_rule_doc("path_0", "b"))
+    rule = dataclasses.replace(safe.rules[0], steps=((Op("keep", key, value),),))
+    unsafe = RuleSet(safe.site, safe.version, safe.nodes, {0: rule})
+    for url in ("http://c.example/x", "http://c.example/a?page=3"):
+        result = unsafe.apply(url)
+        assert _host(result) == _host(url) and unsafe.apply(result) == result
+        assert unsafe.apply_with_rate(url)[0] == result == unsafe.explain(url).result
+
+
+def test_a_safe_constant_is_still_written() -> None:
+    ruleset = RuleSet.from_json(_one_rule_doc("path_0", "b"))
+    ruleset.validate()
+    assert ruleset.apply("http://c.example/x") == "http://c.example/b"
+
+
+@settings(max_examples=300)
+@given(
+    key=st.sampled_from(["path_0", "path_1", "ext", ";v", "?page", "?k", "#"]),
+    value=st.text(alphabet="ab./?#;&=@:[]%", max_size=8),
+    url=st.sampled_from(
+        ["http://c.example/x", "http://c.example/a/b.html;v=1?page=2&k#f", "http://c.example/"]
+    ),
+)
+def test_no_written_value_changes_where_a_url_points_or_its_stability(
+    key: str, value: str, url: str
+) -> None:
+    safe = RuleSet.from_json(_one_rule_doc("path_0", "b"))
+    rule = dataclasses.replace(safe.rules[0], steps=((Op("keep", key, value),),))
+    unchecked = RuleSet(safe.site, safe.version, safe.nodes, {0: rule})
+    result = unchecked.apply(url)
+    assert _host(result) == _host(url)
+    assert unchecked.apply(result) == result
