@@ -76,7 +76,7 @@ class Publisher(Generic[D]):
             loaded = self.load(document)
             if loaded.site != site:
                 raise ValueError(f"it is the {self.label} of {loaded.site!r}")
-        except ValueError as exc:
+        except Exception as exc:  # whatever a document holds, it is refused, never raised
             self._refused.add((site, version))
             self.on_refused()
             logger.error(

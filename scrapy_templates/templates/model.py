@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from scrapy_templates.documents import DocumentError, read_document
 from scrapy_templates.templates.decide import Thresholds, is_template
 
 FORMAT = "scrapy-templates/model/1"
@@ -56,7 +57,7 @@ class TemplateModel:
     @classmethod
     def loads(cls, text: str) -> TemplateModel:
         try:
-            data: Any = json.loads(text)
+            data: Any = read_document(text, "template model")
             if not isinstance(data, dict) or data.get("format") != FORMAT:
                 raise ModelError(f"not a template model (format {_format_of(data)!r})")
             main = data["main_path"]
@@ -73,7 +74,9 @@ class TemplateModel:
             )
         except ModelError:
             raise
-        except (ValueError, KeyError, TypeError) as exc:
+        except DocumentError as exc:
+            raise ModelError(str(exc)) from exc
+        except (ValueError, KeyError, TypeError, OverflowError) as exc:
             raise ModelError(f"malformed template model: {exc!r}") from exc
         return model
 

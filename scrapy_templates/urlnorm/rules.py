@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from scrapy_templates.documents import DocumentError, read_document
+
 from .tree import ABSENT, Absent, Token
 from .url import AUTHORITY_KEYS, UrlKeys, Value, is_authority_key, split_url, to_url
 
@@ -491,7 +493,7 @@ class RuleSet:
             )
         except RuleSetError:
             raise
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise RuleSetError(f"malformed rule set: {exc!r}") from exc
         if len(ruleset.rules) != len(rules):
             raise RuleSetError("two rules share a source node")
@@ -501,9 +503,9 @@ class RuleSet:
     @classmethod
     def loads(cls, text: str | bytes) -> RuleSet:
         try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise RuleSetError(f"rule set is not JSON: {exc}") from exc
+            data = read_document(text, "rule set")
+        except DocumentError as exc:
+            raise RuleSetError(str(exc)) from exc
         return cls.from_json(data)
 
     def validate(self) -> None:
