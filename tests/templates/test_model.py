@@ -34,7 +34,7 @@ def test_a_model_published_before_layout_clusters_still_loads() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("not json", "malformed"),
+        ("not json", "not JSON"),
         ('{"format": "other"}', "not a template model"),
         ("[1]", "not a template model"),
     ],
