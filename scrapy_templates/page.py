@@ -74,10 +74,25 @@ BLOCK_TAGS = [
 ]
 BLOCK_LIMIT = 30
 _TITLE_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "dt", "td", "a", "strong", "b")
-# Nothing looks elements up by id, so the parser keeps no table of them.
+# Nothing looks elements up by id, so the parser keeps no table of them. ``huge_tree`` lets
+# libxml2 nest 2,048 elements deep instead of 256 (a deeper page is cut and noted).
 _PARSER = lxml.etree.HTMLParser(
-    encoding="utf-8", recover=True, remove_comments=True, remove_pis=True, collect_ids=False
+    encoding="utf-8",
+    recover=True,
+    remove_comments=True,
+    remove_pis=True,
+    collect_ids=False,
+    huge_tree=True,
 )
+# Characters that libxml2 keeps in text but lxml refuses to store (C0 controls other than tab,
+# newline and carriage return; U+FFFE and U+FFFF), as bytes and as character references. A
+# browser shows none of them; a form feed is white space.
+_CONTROL_BYTES = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20)])
+_CONTROL_REF = re.compile(
+    rb"&#(?:[xX]0*(?:[0-8bBcCeEfF]|1[0-9a-fA-F]|[fF]{3}[eEfF])"
+    rb"|0*(?:[0-8]|1[124-9]|2[0-9]|3[01]|6553[45]))(?![0-9a-fA-F]);?"
+)
+_NONCHARACTER = re.compile(b"\xef\xbf[\xbe\xbf]")
 _walk = compiled("_walk")
 if _walk is not None:
     _walk.set_block_tags(BLOCK_TAGS)
@@ -262,10 +277,31 @@ def _decode(html: str | bytes, max_bytes: int, notes: list[str]) -> bytes:
         data = html
     else:
         data = text.encode("utf-8", errors="replace")
+    data = _text_safe(data)
     if len(data) > max_bytes:
         notes.append("truncated")
         data = data[:max_bytes]
     return data
+
+
+def _text_safe(data: bytes) -> bytes:
+    """``data`` without the characters lxml cannot hold in text (see :data:`_CONTROL_BYTES`):
+    the compiled walk would keep them where the Python walk cannot, and no reader sees
+    them. A form feed becomes a space; the others go. Typical pages have none, and cost a few
+    scans at C speed."""
+    if len(data.translate(None, _CONTROL_BYTES)) != len(data):
+        data = data.replace(b"\x0c", b" ").translate(None, _CONTROL_BYTES)
+    if b"&#" in data:
+        data = _CONTROL_REF.sub(_reference_replacement, data)
+    if b"\xef\xbf" in data:
+        data = _NONCHARACTER.sub(b"", data)
+    return data
+
+
+def _reference_replacement(match: re.Match[bytes]) -> bytes:
+    digits = match.group().lstrip(b"&#").rstrip(b";")
+    value = int(digits[1:], 16) if digits[:1] in (b"x", b"X") else int(digits)
+    return b" " if value == 0x0C else b""
 
 
 def _unchanged_utf8(html: bytes, encoding: str, text: str) -> bool:
@@ -457,7 +493,8 @@ def parse_page(
 
     Raises :class:`PageError` for input that is not an HTML page (empty, binary, more than
     ``max_tags`` tags); a page cut to ``max_bytes`` is parsed and carries the note
-    ``"truncated"``.
+    ``"truncated"``, one whose parse stopped at elements nested deeper than 2,048 the note
+    ``"too-deep"`` (``"cut"`` for any other error that stops libxml2).
     """
     notes: list[str] = []
     doc = _parse_tree(html, max_bytes, max_tags, notes)
@@ -500,6 +537,11 @@ def _parse_tree(
         raise PageError("parse-error", f"HTML could not be parsed: {exc}") from exc
     if doc is None:
         raise PageError("empty", "no element in the document")
+    last = _PARSER.error_log.last_error
+    if last is not None and last.level == lxml.etree.ErrorLevels.FATAL:
+        # libxml2 stopped there (elements nested deeper than it allows): what came before is
+        # the page, like a page cut to ``max_bytes``
+        notes.append("too-deep" if last.type == lxml.etree.ErrorTypes.ERR_RESOURCE_LIMIT else "cut")
     return doc
 
 

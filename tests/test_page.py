@@ -246,3 +246,47 @@ def test_a_detached_page_takes_elements_only_when_they_match_its_pagelets() -> N
         page.blocks([0])
     page.reload = lambda: parse_elements(html)
     assert page.blocks([0]) == ["Heading", "Text."]
+
+
+def _nested(depth: int) -> str:
+    return (
+        "<html><body><p>before</p>"
+        + "<div>" * depth
+        + "deep text"
+        + "</div>" * depth
+        + "<p>after</p></body></html>"
+    )
+
+
+@pytest.mark.parametrize("depth", [255, 300, 2000])
+def test_deeply_nested_text_is_kept(depth: int) -> None:
+    page = parse_page(_nested(depth), "http://s/deep")
+    assert page.text.split() == ["before", "deep", "text", "after"]
+    assert page.notes == []
+
+
+def test_a_parse_stopped_by_nesting_keeps_what_came_before_and_says_so() -> None:
+    page = parse_page(_nested(2100), "http://s/deeper")
+    assert page.text == "before"
+    assert page.notes == ["too-deep"]
+
+
+_CONTROLS = (
+    "<p>a\x01b &#1; c&#x7f;d\x0b e&#12;f&#xc;g&#xFFFE;h&#65535;i&#x1F600;j&#10;k\x0cl"
+    "&#x000B;m&#31n\ufffeo</p>"
+)
+
+
+@pytest.mark.parametrize("walk", ["compiled", "python"])
+def test_control_characters_are_dropped_by_either_walk(
+    walk: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from scrapy_templates import page as page_module
+
+    if walk == "python":
+        monkeypatch.setattr(page_module, "_walk", None)
+    elif page_module._walk is None:
+        pytest.skip("the compiled walk is not built")
+    for body in (_CONTROLS, _CONTROLS.encode("utf-8")):
+        page = parse_page(body, "http://s/controls")
+        assert page.text == "ab c\x7fd e f ghi😀j k lmno"

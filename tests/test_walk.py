@@ -241,3 +241,36 @@ def test_a_tree_deeper_than_the_compiled_walk_goes_to_the_python_walk() -> None:
         == pagelets[-1].text
         == "link 2997 tail link 2998 tail link 2999 tail"
     )
+
+
+_PIECE_TEXT = (
+    "<div> </div> <p> <a_href='/x'> </a> <li> <br> <title> <h1> <script> </script> <body> "
+    "<table><td> <!-- --> &amp; &#0; &#1; &#x1f; &#12; &#xFFFF; &#128; &bogus; \x00 \x01 "
+    "\x0b \x0c \x7f \ufffe \ud7ff ü 𝐀 日 text 9"
+)
+_PIECES = st.sampled_from([*_PIECE_TEXT.replace("_", " ").split(" "), " ", "\n"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    body=st.one_of(
+        st.lists(_PIECES, max_size=60).map("".join),
+        st.text(max_size=200),
+        st.binary(max_size=200),
+    ),
+    k=st.integers(1, 4),
+)
+def test_parse_page_agrees_on_any_input_with_either_walk(body: str | bytes, k: int) -> None:
+    assert _walk is not None
+
+    def parsed() -> object:
+        try:
+            found = page.parse_page(body, "http://s/p", k=k)
+        except page.PageError as exc:
+            return exc.reason
+        return (found.pagelets, found.title, found.h1, found.notes, found.simhash)
+
+    compiled_ = parsed()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(page, "_walk", None)
+        assert parsed() == compiled_
