@@ -93,6 +93,14 @@ _CONTROL_REF = re.compile(
     rb"|0*(?:[0-8]|1[124-9]|2[0-9]|3[01]|6553[45]))(?![0-9a-fA-F]);?"
 )
 _NONCHARACTER = re.compile(b"\xef\xbf[\xbe\xbf]")
+# libxml2 compares each attribute of an element with those before it: n attributes cost n²
+# (30,000 on one element take about a second, 100,000 ten). A page whose long tags add up to
+# more than one element of 10,000 attributes would cost (~0.1 s) is refused. Tags shorter than
+# 256 bytes are not counted: each adds under 128², and all of them together stay below a few
+# tenths of a second on the largest page read.
+MAX_ATTRIBUTE_WORK = 10_000**2
+_LONG_TAG = re.compile(rb"<[A-Za-z][^<>]{255,}")
+_ATTRIBUTE = re.compile(rb"""[^\s"'<>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]*))?""")
 _walk = compiled("_walk")
 if _walk is not None:
     _walk.set_block_tags(BLOCK_TAGS)
@@ -492,7 +500,8 @@ def parse_page(
     """Parse ``html`` once and return its pagelets and fingerprints.
 
     Raises :class:`PageError` for input that is not an HTML page (empty, binary, more than
-    ``max_tags`` tags); a page cut to ``max_bytes`` is parsed and carries the note
+    ``max_tags`` tags, attributes that would hold the parse, see :data:`MAX_ATTRIBUTE_WORK`);
+    a page cut to ``max_bytes`` is parsed and carries the note
     ``"truncated"``, one whose parse stopped at elements nested deeper than 2,048 the note
     ``"too-deep"`` (``"cut"`` for any other error that stops libxml2).
     """
@@ -531,6 +540,10 @@ def _parse_tree(
     # (and a page of fewer bytes than max_tags cannot have more tags).
     if len(data) > max_tags and (tags := data.count(b"<")) > max_tags:
         raise PageError("too-many-tags", f"{tags} tags > {max_tags}")
+    if (work := _attribute_work(data)) > MAX_ATTRIBUTE_WORK:
+        raise PageError(
+            "too-many-attributes", f"attributes that cost {work:.2g} comparisons to parse"
+        )
     try:
         doc = lxml.etree.fromstring(data, parser=_PARSER)
     except (lxml.etree.LxmlError, ValueError) as exc:
@@ -543,6 +556,19 @@ def _parse_tree(
         # the page, like a page cut to ``max_bytes``
         notes.append("too-deep" if last.type == lxml.etree.ErrorTypes.ERR_RESOURCE_LIMIT else "cut")
     return doc
+
+
+def _attribute_work(data: bytes) -> int:
+    """The sum of n² over the tags of ``data`` longer than 256 bytes, n the attributes of
+    each (see :data:`MAX_ATTRIBUTE_WORK`). A tag of n attributes holds at least 2n bytes, so a
+    document of n bytes has at most n²/4 attribute pairs, and a small one is not scanned."""
+    if len(data) * len(data) <= 4 * MAX_ATTRIBUTE_WORK:
+        return 0
+    work = 0
+    for tag in _LONG_TAG.finditer(data):
+        n = sum(1 for _ in _ATTRIBUTE.finditer(tag.group(), 1)) - 1  # the first is the name
+        work += n * n
+    return work
 
 
 def _visible_root(doc: lxml.etree._Element) -> lxml.etree._Element:

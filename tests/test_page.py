@@ -107,6 +107,36 @@ def test_too_many_tags_is_refused() -> None:
     assert info.value.reason == "too-many-tags"
 
 
+def _element_with_attributes(n: int, form: str = 'a{}="1"') -> str:
+    return (
+        "<html><body><div " + " ".join(form.format(i) for i in range(n)) + ">x</div></body></html>"
+    )
+
+
+@pytest.mark.parametrize("form", ['a{}="1"', "a{}", "d-{}='x y'", "a{}=1/"])
+def test_an_element_with_attributes_that_would_hold_the_parse_is_refused(form: str) -> None:
+    # libxml2 takes about a second over 30,000 attributes and minutes over 300,000
+    with pytest.raises(PageError) as info:
+        parse_page(_element_with_attributes(30_000, form), "http://s/attrs")
+    assert info.value.reason == "too-many-attributes"
+
+
+def test_many_attributes_spread_over_elements_are_refused_too() -> None:
+    tags = "".join("<p " + " ".join(f"a{i}" for i in range(1_500)) + f">{j}</p>" for j in range(50))
+    with pytest.raises(PageError) as info:
+        parse_page(f"<html><body>{tags}</body></html>", "http://s/attrs")
+    assert info.value.reason == "too-many-attributes"
+
+
+def test_long_attribute_values_and_ordinary_attributes_parse() -> None:
+    path = " ".join(f"L {i} {i}" for i in range(40_000))  # an inline SVG path: long, one value
+    many = "<p " + " ".join(f'data-k{i}="v"' for i in range(2_000)) + ">ordinary</p>"
+    page = parse_page(
+        f'<html><body><svg><path d="{path}"/></svg>{many}{_links(5)}</body></html>', "http://s/"
+    )
+    assert "ordinary" in page.text
+
+
 def test_broken_markup_and_odd_encodings() -> None:
     broken = parse_page("<body><div><p>unclosed <b>bold<div>next</body>", "u")
     assert "unclosed" in broken.text and "next" in broken.text
@@ -202,7 +232,13 @@ def test_any_input_parses_or_is_refused_with_a_reason(body: str | bytes) -> None
     try:
         page = parse_page(body, "http://s/x")
     except PageError as exc:
-        assert exc.reason in {"empty", "not-html", "parse-error", "too-many-tags"}
+        assert exc.reason in {
+            "empty",
+            "not-html",
+            "parse-error",
+            "too-many-tags",
+            "too-many-attributes",
+        }
     else:
         assert all(p.text == " ".join(p.text.split()) for p in page.pagelets)
 
