@@ -272,6 +272,7 @@ class TemplatesConfig:
     max_html_bytes: int
     max_tags: int
     parse_workers: int | None
+    parse_timeout: float
     logstats_interval: float
     snippet_chars: int
     store: str | type[Any]

@@ -329,6 +329,12 @@ SETTINGS: tuple[Setting, ...] = (
         doc="Child processes that parse pages off the crawl's thread (the HTML goes over a pipe, the parse runs on another core); None: one when this process may use more than one CPU; 0: parse in the crawl's thread. Pages that come while a worker starts (about 0.3 s) are parsed in the crawl's thread; a worker that dies is replaced, and its pages are parsed in the crawl's thread.",
     ),
     Setting(
+        "TEMPLATES_PARSE_TIMEOUT",
+        30.0,
+        Number(0, low_open=True),
+        "Seconds a parse worker may spend on one page. A worker that takes longer is killed and replaced; that page's item passes on unmarked with reason 'parse-timeout', and the pages queued behind it are parsed in the crawl's thread.",
+    ),
+    Setting(
         "TEMPLATES_LOGSTATS_INTERVAL",
         60.0,
         SECONDS,

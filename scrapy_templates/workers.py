@@ -11,7 +11,11 @@ Workers are new interpreters, never forks of the crawl (a fork of a process with
 reactor and threads may inherit a held lock) and never started by :mod:`multiprocessing`'s
 spawn, which imports the main script again: a crawl script without a ``__main__`` guard would
 start a second crawl. A worker that cannot start or dies costs speed only: its pages raise
-:class:`WorkerUnavailable` and the caller parses them itself.
+:class:`WorkerUnavailable` and the caller parses them itself. A worker that spends more than
+the pool's deadline on one page is killed and replaced: that page fails with
+:class:`~scrapy_templates.page.PageError` (``"parse-timeout"``), the pages queued behind it with
+:class:`WorkerUnavailable`. A worker whose crawl is gone (killed, so it never closed the
+worker's input) exits by itself within a second, even in the middle of a page.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ import pickle
 import signal
 import struct
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -34,6 +40,9 @@ logger = logging.getLogger(__name__)
 
 _HEADER = struct.Struct("<I")
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+# the crawl's process id, given to its workers (a worker's parent may be gone before it reads
+# its own parent's id)
+PARENT_ENV = "SCRAPY_TEMPLATES_WORKER_PARENT"
 
 
 class WorkerUnavailable(RuntimeError):
@@ -140,15 +149,38 @@ class _Worker:
         self.pending: dict[int, asyncio.Future[Page]] = {}
         self.alive = True
         self.ready = False
+        # when the page at the head of ``pending`` reached the worker (as far as the crawl
+        # can tell: its last reply, or the send when it had no page in hand)
+        self.head_since = time.monotonic()
         self.reader = asyncio.ensure_future(self._read_replies())
 
     def send(self, ident: int, message: bytes) -> asyncio.Future[Page]:
         if not self.alive or self.process.stdin is None:
             raise WorkerUnavailable("worker exited")
         future: asyncio.Future[Page] = asyncio.get_running_loop().create_future()
+        if not self.pending:
+            self.head_since = time.monotonic()
         self.pending[ident] = future
         self.process.stdin.write(message)
         return future
+
+    def overdue(self, deadline: float, now: float) -> bool:
+        """Whether the page at the head of the queue has taken more than ``deadline``."""
+        return self.alive and bool(self.pending) and now - self.head_since > deadline
+
+    def kill(self, deadline: float) -> None:
+        """Stop a worker stuck on a page: that page fails with ``parse-timeout``, the pages
+        behind it go back to their callers."""
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        if self.pending:
+            head = next(iter(self.pending))
+            future = self.pending.pop(head)
+            if not future.done():
+                future.set_exception(
+                    PageError("parse-timeout", f"no parse after {deadline:g}s; worker replaced")
+                )
+        self._lose("worker killed on a page over the deadline")
 
     async def _read_replies(self) -> None:
         assert self.process.stdout is not None
@@ -160,6 +192,7 @@ class _Worker:
                 if kind == "ready":
                     self.ready = True
                     continue
+                self.head_since = time.monotonic()
                 future = self.pending.pop(ident, None)
                 if future is None or future.done():
                     continue
@@ -199,29 +232,55 @@ class WorkerPool:
     """``size`` parse workers, each page sent to the one with the fewest pages in hand.
 
     A worker that dies is replaced, at most ``max_restarts`` times in all; after that the
-    pool has no workers and every :meth:`parse` raises :class:`WorkerUnavailable`."""
+    pool has no workers and every :meth:`parse` raises :class:`WorkerUnavailable`. A worker
+    killed for taking more than ``deadline`` seconds on a page is replaced without counting
+    against ``max_restarts`` (``timeouts`` counts them)."""
 
-    def __init__(self, size: int, max_restarts: int = 3) -> None:
+    def __init__(self, size: int, max_restarts: int = 3, deadline: float = 30.0) -> None:
         self.size = size
         self.restarts_left = max_restarts
+        self.deadline = deadline
         self.workers: list[_Worker] = []
         self.started = 0
         self.lost = 0
+        self.timeouts = 0
         self._ident = 0
         self._closed = False
+        self._watch: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Start the workers (they import the parser while the crawl goes on)."""
+        """Start the workers (they import the parser while the crawl goes on) and the watch
+        over their deadline."""
         for _ in range(self.size - len(self.workers)):
             worker = await self._spawn()
             if worker is not None:
                 self.workers.append(worker)
+        if self._watch is None:
+            self._watch = asyncio.ensure_future(self._watch_deadline())
+
+    async def _watch_deadline(self) -> None:
+        """Kill a worker whose page at the head of its queue is over the deadline (checked
+        four times per deadline, at least once a second)."""
+        while True:
+            await asyncio.sleep(min(1.0, self.deadline / 4))
+            now = time.monotonic()
+            for worker in self.workers:
+                if worker.overdue(self.deadline, now):
+                    logger.warning(
+                        "scrapy-templates: a parse worker spent over %gs on one page; "
+                        "killing it and starting another",
+                        self.deadline,
+                    )
+                    worker.kill(self.deadline)
+                    self.timeouts += 1
+                    self.restarts_left += 1  # a kill is not a crash: it costs no restart
 
     async def _spawn(self) -> _Worker | None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p
         )
+        env[PARENT_ENV] = str(os.getpid())
         try:
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
@@ -275,16 +334,32 @@ class WorkerPool:
 
     async def close(self, timeout: float = 5.0) -> None:
         self._closed = True
+        if self._watch is not None:
+            self._watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch
         self.lost += sum(not w.alive for w in self.workers)
         await asyncio.gather(*(w.close(timeout) for w in self.workers))
         self.workers = []
+
+
+def _exit_with_parent(parent: int, every: float = 0.5) -> None:
+    """End this process when its parent is gone (it was re-parented): a crawl that is killed
+    never closes the worker's input, and a worker in the middle of a long page would not read
+    it anyway. lxml parses without the GIL, so this thread runs during a parse."""
+    while True:
+        time.sleep(every)
+        if os.getppid() != parent:
+            os._exit(1)
 
 
 def main() -> None:
     """Serve on stdin / stdout; anything else that writes to stdout goes to stderr instead, so
     it cannot corrupt the replies. Ctrl-C reaches the whole process group: the worker leaves
     it to the crawl, which shuts down gracefully with the pages in flight and then closes the
-    worker's input."""
+    worker's input. A killed crawl takes its workers with it (:func:`_exit_with_parent`)."""
+    parent = int(os.environ.get(PARENT_ENV) or os.getppid())
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())

@@ -5,8 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import os
 import pickle
 import signal
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator
 
 import lxml.etree
@@ -14,6 +18,7 @@ import pytest
 
 from scrapy_templates.page import Detached, Page, PageError, parse_elements, parse_page
 from scrapy_templates.workers import (
+    PARENT_ENV,
     ParseOptions,
     WorkerPool,
     WorkerStarting,
@@ -33,8 +38,10 @@ HTML = f"""<html><head><title>A page</title><link rel="canonical" href="/c"></he
 
 
 @contextlib.asynccontextmanager
-async def running(size: int = 1, max_restarts: int = 3) -> AsyncIterator[WorkerPool]:
-    pool = WorkerPool(size, max_restarts)
+async def running(
+    size: int = 1, max_restarts: int = 3, deadline: float = 30.0
+) -> AsyncIterator[WorkerPool]:
+    pool = WorkerPool(size, max_restarts, deadline)
     await pool.start()
     try:
         await asyncio.wait_for(pool.until_ready(), 30)
@@ -183,3 +190,69 @@ async def test_ctrl_c_is_left_to_the_crawl() -> None:
         pool.workers[0].process.send_signal(signal.SIGINT)
         page = await asyncio.wait_for(pool.parse(HTML, "http://s/q", ParseOptions()), 10)
         assert page.url == "http://s/q" and pool.started == 1
+
+
+# About 8 MB: a parse of well over 0.1 s anywhere.
+SLOW = "<html><body>" + "<p>w</p>" * 1_000_000 + "</body></html>"
+SLOW_OPTIONS = ParseOptions(max_bytes=10**8, max_tags=10**8)
+
+
+async def test_a_worker_over_the_deadline_is_killed_and_replaced() -> None:
+    async with running(1, max_restarts=0, deadline=0.1) as pool:
+        stuck = pool.workers[0]
+        slow = asyncio.ensure_future(pool.parse(SLOW, "http://s/slow", SLOW_OPTIONS))
+        behind = asyncio.ensure_future(pool.parse(HTML, "http://s/behind", ParseOptions()))
+        with pytest.raises(PageError) as info:
+            await asyncio.wait_for(slow, 20)
+        assert info.value.reason == "parse-timeout"
+        with pytest.raises(WorkerUnavailable):  # queued behind it: back to its caller
+            await asyncio.wait_for(behind, 20)
+        await asyncio.wait_for(stuck.process.wait(), 10)
+        assert pool.timeouts == 1
+        with pytest.raises(WorkerStarting):  # replaced although no restart was allowed
+            await pool.parse(HTML, "http://s/next", ParseOptions())
+        await asyncio.wait_for(pool.until_ready(), 30)
+        page = await pool.parse(HTML, "http://s/next", ParseOptions())
+        assert page.url == "http://s/next" and pool.started == 2
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc")
+def test_a_worker_whose_crawl_is_killed_exits() -> None:
+    # The crawl here starts a worker and dies without closing its input (this test holds
+    # it open), as a crawl killed with SIGKILL does: the worker must notice and exit.
+    crawl = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, subprocess, sys\n"
+            f"env = dict(os.environ, {PARENT_ENV}=str(os.getpid()))\n"
+            "command = [sys.executable, '-m', 'scrapy_templates.workers']\n"
+            "worker = subprocess.Popen(command, env=env)\n"
+            "print(worker.pid, flush=True)\n"
+            "os._exit(0)\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert crawl.stdout is not None
+    worker = int(crawl.stdout.readline())
+    crawl.wait(10)
+    try:
+        give_up = time.monotonic() + 15
+        while _running(worker) and time.monotonic() < give_up:
+            time.sleep(0.1)
+        assert not _running(worker)
+    finally:
+        if _running(worker):
+            os.kill(worker, signal.SIGKILL)
+        assert crawl.stdin is not None
+        crawl.stdin.close()
+        crawl.stdout.close()

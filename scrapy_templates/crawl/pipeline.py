@@ -55,7 +55,9 @@ class TemplatePipeline:
         self.max_bytes = config.max_html_bytes
         self.max_tags = config.max_tags
         workers = _worker_count(config.parse_workers)
-        self.workers = WorkerPool(workers) if workers > 0 else None
+        self.workers = (
+            WorkerPool(workers, deadline=config.parse_timeout) if workers > 0 else None
+        )
         self.marking = MarkSettings(
             thresholds(config), config.main_region_share, config.snippet_chars, config.algorithm
         )
@@ -98,6 +100,8 @@ class TemplatePipeline:
             await self.workers.close()
             if self.workers.lost:
                 self._inc("templates/parse_workers/lost", self.workers.lost)
+            if self.workers.timeouts:
+                self._inc("templates/parse_workers/timeouts", self.workers.timeouts)
 
     async def process_item(self, item: Any, spider: Any = None) -> Any:
         adapter = ItemAdapter(item)
