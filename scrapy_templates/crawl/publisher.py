@@ -3,13 +3,16 @@ in the store, publish a versioned document, adopt anything newer.
 
 URL rule sets and template models both travel this way (``kind`` ``"rules"`` and
 ``"model"``). Whoever holds a site's lock learns, from a version above both the newest
-publication and its own, and publishes; the others adopt the publication when they sync. A
-document that does not load, or that names another site, is refused once per version (a
-stat and one log line), and the one in force stays.
+publication and its own, and publishes; the others adopt the publication when they sync. The
+holder extends its lock every third of its time to live while it learns, and publishes only
+if it still holds it then: a learn that outlives the lock (a store that lost it) leaves the
+publication to whoever took it over. A document that does not load, or that names another
+site, is refused once per version (a stat and one log line), and the one in force stays.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
@@ -109,14 +112,38 @@ class Publisher(Generic[D]):
         name = f"{self.lock}:{site}"
         if not await store.acquire(name, self.owner, self.lock_ttl):
             return False
+        keeper = asyncio.ensure_future(self._keep(store, name))
         try:
             found = await store.published(site, self.kind)
             newer = None if found is None else self.accept(site, *found)
             version = max(found[0] if found else 0, self.current(site)) + 1
             document = await work(version, newer)
             if document is not None:
-                await store.publish(site, self.kind, version, document.dumps())
+                if await store.acquire(name, self.owner, self.lock_ttl):
+                    await store.publish(site, self.kind, version, document.dumps())
+                else:
+                    logger.warning(
+                        "scrapy-templates: the lock on %s of %s passed to another process "
+                        "while learning v%d; not published (theirs will be adopted)",
+                        self.label,
+                        site,
+                        version,
+                    )
         finally:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
             with contextlib.suppress(StoreError):  # the lock expires by itself
                 await store.release(name, self.owner)
         return True
+
+    async def _keep(self, store: TemplateStore, name: str) -> None:
+        """Extend the lock ``name`` every third of its time to live, until cancelled or
+        lost (a failed extension is tried again at the next third)."""
+        while True:
+            await asyncio.sleep(self.lock_ttl / 3)
+            try:
+                if not await store.acquire(name, self.owner, self.lock_ttl):
+                    return  # another process holds it: the publication check will say so
+            except StoreError as exc:
+                logger.debug("scrapy-templates: extending lock %s failed: %s", name, exc)

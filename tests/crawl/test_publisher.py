@@ -1,13 +1,21 @@
-"""The publication protocol over a real memory store: learn under the lock, publish a
-versioned document, adopt anything newer, refuse what does not load."""
+"""The publication protocol over a real memory store (and a real Redis for the lock): learn
+under the lock, publish a versioned document, adopt anything newer, refuse what does not
+load."""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import json
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
+import pytest
+
 from scrapy_templates.crawl.publisher import Publisher
+from scrapy_templates.store.base import TemplateStore
 from scrapy_templates.store.memory import MemoryStore
+from scrapy_templates.store.redis import RedisStore
 
 
 @dataclass(frozen=True)
@@ -31,7 +39,7 @@ class Note:
 class Process:
     """One process's side: the note in force per site and the refusals counted."""
 
-    def __init__(self, store: MemoryStore, owner: str) -> None:
+    def __init__(self, store: TemplateStore, owner: str, lock_ttl: float = 5.0) -> None:
         self.notes: dict[str, Note] = {}
         self.refused = 0
         self.publisher: Publisher[Note] = Publisher(
@@ -41,17 +49,21 @@ class Process:
             load=Note.loads,
             current=lambda site: self.notes[site].version if site in self.notes else 0,
             refused=self._refuse,
-            lock_ttl=5.0,
+            lock_ttl=lock_ttl,
         )
         self.publisher.attach(store, owner)
 
     def _refuse(self) -> None:
         self.refused += 1
 
-    async def learn(self, site: str, text: str) -> bool:
+    async def learn(
+        self, site: str, text: str, meanwhile: Callable[[], Awaitable[None]] | None = None
+    ) -> bool:
         async def work(version: int, newer: Note | None) -> Note:
             if newer is not None:
                 self.notes[site] = newer
+            if meanwhile is not None:
+                await meanwhile()
             note = Note(site, version, text)
             self.notes[site] = note
             return note
@@ -109,3 +121,52 @@ async def test_a_bad_or_foreign_document_is_refused_once_per_version() -> None:
     assert await a.publisher.newer("s.test") is None
     assert a.refused == 2
     assert a.notes == {}
+
+
+_prefixes = itertools.count()
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def shared(request: pytest.FixtureRequest) -> AsyncIterator[TemplateStore]:
+    """A store two processes share: the memory store, and a real Redis server."""
+    store: TemplateStore
+    if request.param == "memory":
+        store = MemoryStore()
+    else:
+        server = request.getfixturevalue("redis_server")
+        store = RedisStore(server.url, prefix=f"pub{next(_prefixes)}")
+    await store.open()
+    yield store
+    await store.close()
+
+
+async def test_the_lock_is_extended_for_as_long_as_the_learn_takes(shared: TemplateStore) -> None:
+    a, b = Process(shared, "a", lock_ttl=0.3), Process(shared, "b", lock_ttl=0.3)
+    tries: list[bool] = []
+
+    async def slow() -> None:  # a learn four times longer than the lock lives
+        for _ in range(12):
+            await asyncio.sleep(0.1)
+            tries.append(await b.learn("s.test", "intruder"))
+
+    assert await a.learn("s.test", "slow", meanwhile=slow)
+    assert tries == [False] * 12
+    assert await shared.published("s.test", "note") == (1, Note("s.test", 1, "slow").dumps())
+    assert await b.learn("s.test", "after")  # released at the end
+
+
+async def test_a_lock_lost_while_learning_means_no_publication(
+    shared: TemplateStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    a, b = Process(shared, "a"), Process(shared, "b")
+
+    async def taken_over() -> None:  # the store lost a's lock and b took it
+        await shared.release("note:s.test", "a")
+        assert await shared.acquire("note:s.test", "b", 5.0)
+
+    assert await a.learn("s.test", "stale", meanwhile=taken_over)
+    assert await shared.published("s.test", "note") is None
+    assert "passed to another process" in caplog.text
+    await shared.release("note:s.test", "b")
+    assert await b.learn("s.test", "fresh")
+    assert (await shared.published("s.test", "note") or (0,))[0] == 1
