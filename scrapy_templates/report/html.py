@@ -5,6 +5,8 @@ share across the crawl) and a view of each crawled page with its template pagele
 in the figures of 000_… . Rendered by Jinja2 with autoescaping on, so every string taken from a
 crawled page reaches the browser as text; the file also carries a Content-Security-Policy that
 allows no script at all — it needs none: views are switched by URL fragment and CSS ``:target``.
+What one page contributes is bounded (:data:`TEXT_LIMIT`, :data:`PAGE_LIMIT`), so items with
+megabytes of text cannot make the file huge.
 """
 
 from __future__ import annotations
@@ -15,9 +17,45 @@ from pathlib import Path
 
 import jinja2
 
-from scrapy_templates.report.items import PageRecord, SiteSummary
+from scrapy_templates.report.items import Pagelet, PageRecord, SiteSummary
 from scrapy_templates.templates.model import TemplateModel
 from scrapy_templates.urlnorm.rules import RuleSet
+
+# Characters of one string the report shows (a URL, a title, a path, a pagelet's text) and of
+# the pagelet text, and the content text, of one page view.
+TEXT_LIMIT = 2_000
+PAGE_LIMIT = 20_000
+
+
+def clip(text: str, limit: int = TEXT_LIMIT) -> str:
+    """``text``, cut to ``limit`` characters with a note of how many more there were."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} … [{len(text) - limit:,} more characters]"
+
+
+@dataclass(frozen=True)
+class PageView:
+    """What a page view shows of a record: pagelets (each clipped) until their text reaches
+    :data:`PAGE_LIMIT`, how many were left out, and the clipped content text."""
+
+    pagelets: tuple[tuple[Pagelet, str], ...]
+    hidden: int
+    content: str
+
+
+def page_view(record: PageRecord) -> PageView:
+    shown: list[tuple[Pagelet, str]] = []
+    used = 0
+    for pagelet in record.pagelets:
+        if used >= PAGE_LIMIT:
+            break
+        text = clip(pagelet.text, min(TEXT_LIMIT, PAGE_LIMIT - used))
+        used += len(text)
+        shown.append((pagelet, text))
+    hidden = len(record.pagelets) - len(shown)
+    return PageView(tuple(shown), hidden, clip(record.content_text, PAGE_LIMIT))
+
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("scrapy_templates.report", "templates"),
@@ -26,6 +64,10 @@ _ENV = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+_ENV.filters["clip"] = clip
+_ENV.globals["page_view"] = page_view
+_ENV.globals["TEXT_LIMIT"] = TEXT_LIMIT
+_ENV.globals["PAGE_LIMIT"] = PAGE_LIMIT
 
 
 @dataclass(frozen=True)

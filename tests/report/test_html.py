@@ -110,3 +110,26 @@ def test_page_text_is_escaped_everywhere(tmp_path: Path) -> None:
     path = tmp_path / "out" / "report.html"
     write_report(path, html)
     assert path.read_text(encoding="utf-8") == html
+
+
+def test_what_one_page_adds_to_the_report_is_bounded() -> None:
+    # items with long strings in a URL, a title, a path, pagelet texts, content text and a
+    # note (each page view held 3 MB of them)
+    huge = "x" * 200_000
+    items = []
+    for i in range(20):
+        item = marked(
+            f"http://shop.test/{i}?q={huge}",
+            huge,
+            title=huge,
+            extra=[{"path": f"body/{huge}", "text": huge, "pages": 2, "template": True}]
+            + [{"path": "body/p", "text": f"{i} {huge}", "pages": 1, "template": False}] * 12,
+        )
+        item["templates"]["notes"] = [huge]
+        items.append(item)
+    html = render_report(_summaries(items), source="big.jsonl", page_views=200)
+    assert len(html) < 20 * 70_000
+    doc = lxml.html.fromstring(html)
+    view = doc.get_element_by_id("site-0-page-0")
+    assert "more characters]" in view.find_class("content")[0].text_content()
+    assert "more pagelets not shown" in view.text_content()
