@@ -41,3 +41,15 @@ def read_document(text: str | bytes, what: str) -> Any:
         raise
     except ValueError as exc:
         raise DocumentError(f"{what} is not JSON: {exc}") from None
+
+
+# versions and counts in a document are 64-bit whole numbers, as Redis keeps them
+MAX_WHOLE = 2**63 - 1
+
+
+def whole(value: Any, what: str) -> int:
+    """``value`` when it is a whole number from 0 to :data:`MAX_WHOLE` (not a float, not a
+    bool, not a string); :class:`DocumentError` naming ``what`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_WHOLE:
+        raise DocumentError(f"{what} {str(value)[:40]!r} is not a whole number from 0 to 2**63-1")
+    return value

@@ -55,9 +55,7 @@ class TemplatePipeline:
         self.max_bytes = config.max_html_bytes
         self.max_tags = config.max_tags
         workers = _worker_count(config.parse_workers)
-        self.workers = (
-            WorkerPool(workers, deadline=config.parse_timeout) if workers > 0 else None
-        )
+        self.workers = WorkerPool(workers, deadline=config.parse_timeout) if workers > 0 else None
         self.marking = MarkSettings(
             thresholds(config), config.main_region_share, config.snippet_chars, config.algorithm
         )

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Generic, Protocol, TypeVar
 
-from scrapy_templates.store.base import StoreError, TemplateStore
+from scrapy_templates.store.base import StoreError, StoreUnavailable, TemplateStore
 
 logger = logging.getLogger(__name__)
 
@@ -79,25 +79,43 @@ class Publisher(Generic[D]):
             loaded = self.load(document)
             if loaded.site != site:
                 raise ValueError(f"it is the {self.label} of {loaded.site!r}")
+            if loaded.version != version:
+                raise ValueError(f"it says it is v{loaded.version}")
         except Exception as exc:  # whatever a document holds, it is refused, never raised
-            self._refused.add((site, version))
-            self.on_refused()
-            logger.error(
-                "scrapy-templates: published %s v%d of %s refused (%s); the previous one stays",
-                self.label,
-                version,
-                site,
-                exc,
-            )
+            self._refuse(site, version, exc)
             return None
         return loaded
+
+    def _refuse(self, site: str, version: int, why: object) -> None:
+        """Count and log a refusal once per site and version (-1: an unreadable version)."""
+        self._refused.add((site, version))
+        self.on_refused()
+        logger.error(
+            "scrapy-templates: published %s %s of %s refused (%s); the previous one stays",
+            self.label,
+            f"v{version}" if version >= 0 else "(unreadable version)",
+            site,
+            why,
+        )
+
+    async def _published(self, store: TemplateStore, site: str) -> tuple[int, str] | None:
+        """The site's publication; one the store cannot read (a version that is not a
+        number) is refused like a bad document, and reads as none. An outage propagates."""
+        try:
+            return await store.published(site, self.kind)
+        except StoreUnavailable:
+            raise
+        except StoreError as exc:
+            if (site, -1) not in self._refused:
+                self._refuse(site, -1, exc)
+            return None
 
     async def newer(self, site: str) -> D | None:
         """The site's publication, when it is newer than the one in force (see
         :meth:`accept`)."""
         if self.store is None:
             return None
-        found = await self.store.published(site, self.kind)
+        found = await self._published(self.store, site)
         return None if found is None else self.accept(site, *found)
 
     async def learn(self, site: str, work: Callable[[int, D | None], Awaitable[D | None]]) -> bool:
@@ -114,7 +132,7 @@ class Publisher(Generic[D]):
             return False
         keeper = asyncio.ensure_future(self._keep(store, name))
         try:
-            found = await store.published(site, self.kind)
+            found = await self._published(store, site)
             newer = None if found is None else self.accept(site, *found)
             version = max(found[0] if found else 0, self.current(site)) + 1
             document = await work(version, newer)

@@ -26,7 +26,7 @@ from twisted.internet.task import LoopingCall
 from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.crawl.publisher import Publisher
 from scrapy_templates.crawl.urlrules import UrlRules
-from scrapy_templates.store.base import StoreError
+from scrapy_templates.store.base import StoreError, StoreUnavailable
 from scrapy_templates.store.resilient import ResilientStore
 from scrapy_templates.templates.decide import Thresholds
 from scrapy_templates.templates.evidence import Evidence
@@ -63,6 +63,7 @@ class Relearner:
         self.thresholds = thresholds(config)
         self.new_pages: dict[str, int] = {}
         self._epoch = -1
+        self._epoch_unreadable = False
         self._last_relearn = time.monotonic()
         self._pruned_at: dict[str, int] = {}
         self.models: Publisher[TemplateModel] = Publisher(
@@ -133,7 +134,23 @@ class Relearner:
     # -- picking up what other processes published ---------------------------------------
 
     async def _sync(self, *, force: bool = False) -> None:
-        epoch = await self.store.epoch()
+        """Install what other processes published, when the store's epoch moved. An epoch
+        that is not a number (not written by a crawl; the next publication resets it) is
+        logged once, and every tick reads the publications until then."""
+        try:
+            epoch = await self.store.epoch()
+        except StoreUnavailable:
+            raise
+        except StoreError as exc:
+            self._inc("templates/relearn/epoch_unreadable")
+            if not self._epoch_unreadable:
+                self._epoch_unreadable = True
+                logger.error(
+                    "scrapy-templates: %s; reading every publication at each sync until the "
+                    "next publication resets it",
+                    exc,
+                )
+            epoch, force = -1, True
         if epoch == self._epoch and not force:
             return
         self._epoch = epoch

@@ -85,7 +85,8 @@ class UrlRules:
             "rules",
             label="URL rules",
             lock="urls",
-            load=RuleSet.loads,
+            # a tree learned from the store's samples has fewer than two nodes per sample
+            load=functools.partial(RuleSet.loads, max_nodes=2 * config.url_sample_size),
             current=self.guards.version,
             refused=functools.partial(self._inc, "templates/urls/rules_refused"),
             lock_ttl=config.lock_ttl,
@@ -219,7 +220,7 @@ class UrlRules:
     async def _samples(self, site: str) -> list[Sample]:
         samples = []
         assert self._store is not None
-        for line in await self._store.url_samples(site):
+        for line in await self._store.url_samples(site, self.sampling.cap):
             try:
                 samples.append(decode_sample(site, line))
             except ValueError:

@@ -83,8 +83,9 @@ class TemplateStore(Protocol):
         [0, 1), one per sample. Returns how many samples the site has been offered in all."""
         ...
 
-    async def url_samples(self, site: str) -> list[str]:
-        """The site's kept URL samples."""
+    async def url_samples(self, site: str, most: int | None = None) -> list[str]:
+        """The site's kept URL samples (the first ``most`` of them: a list longer than the
+        sample's cap was not made by this store)."""
         ...
 
     async def ping(self) -> None:

@@ -237,9 +237,9 @@ class MemoryStore:
                 state.url_samples[slot] = sample
         return state.url_offered
 
-    async def url_samples(self, site: str) -> list[str]:
+    async def url_samples(self, site: str, most: int | None = None) -> list[str]:
         state = self._sites.get(site)
-        return list(state.url_samples) if state else []
+        return list(state.url_samples[:most]) if state else []
 
     def _answer(
         self, state: _Site, page_id: str, fingerprints: Sequence[int], components: bool, new: bool

@@ -219,13 +219,15 @@ return gone
 
 _PUBLISH = """
 -- KEYS: publication hash, epoch, sites set; ARGV: kind, version, document, site base
-local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1] .. ':v') or '0')
-if current == nil then
-  return redis.error_reply('corrupt version under ' .. KEYS[1])
-end
+-- a version or an epoch that is not a whole number was not written here: it is replaced
+local raw = redis.call('HGET', KEYS[1], ARGV[1] .. ':v')
+local current = 0
+if raw and string.match(raw, '^%d+$') and string.len(raw) <= 18 then current = tonumber(raw) end
 if current >= tonumber(ARGV[2]) then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3], ARGV[1] .. ':v', ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[4])
+local epoch = redis.call('GET', KEYS[2])
+if epoch and not string.match(epoch, '^%-?%d+$') then redis.call('SET', KEYS[2], '0') end
 redis.call('INCR', KEYS[2])
 return 1
 """
@@ -406,9 +408,12 @@ class RedisStore:
         if version is None or document is None:
             return None
         try:
-            return int(version), _text(document)
-        except ValueError as exc:
-            raise StoreError(f"the {kind} version of {site} is not a number: {version!r}") from exc
+            number = int(version)
+        except ValueError:
+            number = -1
+        if not 0 <= number < 10**18:  # what the publication script takes for a version
+            raise StoreError(f"the {kind} version of {site} is not a version: {version[:40]!r}")
+        return number, _text(document)
 
     async def epoch(self) -> int:
         try:
@@ -502,10 +507,12 @@ class RedisStore:
         except RedisError as exc:
             raise _failure("add_url_samples", exc) from exc
 
-    async def url_samples(self, site: str) -> list[str]:
+    async def url_samples(self, site: str, most: int | None = None) -> list[str]:
         client = self._require()
         try:
-            raw = await client.lrange(f"{self._base(site)}:urls", 0, -1)
+            raw = await client.lrange(
+                f"{self._base(site)}:urls", 0, -1 if most is None else most - 1
+            )
         except RedisError as exc:
             raise _failure("url_samples", exc) from exc
         return [_text(r) for r in raw]

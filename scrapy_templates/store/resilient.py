@@ -184,8 +184,8 @@ class ResilientStore:
         offered: int = await self._write(lambda s: s.add_url_samples(site, kept, cap, rolls))
         return offered
 
-    async def url_samples(self, site: str) -> list[str]:
-        samples: list[str] = await self._read(lambda s: s.url_samples(site))
+    async def url_samples(self, site: str, most: int | None = None) -> list[str]:
+        samples: list[str] = await self._read(lambda s: s.url_samples(site, most))
         return samples
 
     async def ping(self) -> None:

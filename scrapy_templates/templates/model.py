@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scrapy_templates.documents import DocumentError, read_document
+from scrapy_templates.documents import DocumentError, read_document, whole
 from scrapy_templates.templates.decide import Thresholds, is_template
 
 FORMAT = "scrapy-templates/model/1"
@@ -97,9 +97,10 @@ def _text(value: Any) -> str:
 
 
 def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ModelError(f"{value!r} is not a count")
-    return value
+    try:
+        return whole(value, "count")
+    except DocumentError as exc:
+        raise ModelError(str(exc)) from None
 
 
 def learn_model(

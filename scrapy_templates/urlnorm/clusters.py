@@ -79,9 +79,11 @@ class Sample:
             }
         simhash = data.get("simhash")
         if isinstance(simhash, str):
-            simhash = int(simhash, 16)
-        elif simhash is not None and not isinstance(simhash, int):
+            simhash = int(simhash[:17], 16)
+        elif simhash is not None and (isinstance(simhash, bool) or not isinstance(simhash, int)):
             raise ValueError("'simhash' must be a hex string or an integer")
+        if simhash is not None and not 0 <= simhash < 2**64:
+            raise ValueError("'simhash' must hold 64 bits")
         redirects = data.get("redirects", [])
         if not isinstance(redirects, list) or not all(isinstance(r, str) for r in redirects):
             raise ValueError("'redirects' must be a list of URLs")

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from scrapy_templates.documents import DocumentError, read_document
+from scrapy_templates.documents import DocumentError, read_document, whole
 
 from .tree import ABSENT, Absent, Token
 from .url import AUTHORITY_KEYS, UrlKeys, Value, is_authority_key, split_url, to_url
@@ -476,37 +476,41 @@ class RuleSet:
         return json.dumps(self.to_json(), separators=(",", ":"), sort_keys=True)
 
     @classmethod
-    def from_json(cls, data: Any) -> RuleSet:
-        """Load and validate; raises :class:`RuleSetError` naming the first problem."""
+    def from_json(cls, data: Any, max_nodes: int | None = None) -> RuleSet:
+        """Load and validate; raises :class:`RuleSetError` naming the first problem.
+        ``max_nodes`` bounds the tree before anything is built from it (a tree learned from
+        n samples has fewer than 2n nodes: every split has two children or more)."""
         try:
             if not isinstance(data, dict) or data.get("format") != FORMAT:
                 raise RuleSetError("not a scrapy-templates rule set")
+            if max_nodes is not None and len(data["nodes"]) > max_nodes:
+                raise RuleSetError(f"{len(data['nodes'])} tree nodes, more than {max_nodes}")
             nodes = [_node_from(n) for n in data["nodes"]]
             rules = [_rule_from(r) for r in data["rules"]]
             ruleset = cls(
                 site=str(data["site"]),
-                version=int(data["version"]),
+                version=whole(data["version"], "version"),
                 nodes=nodes,
                 rules={r.source: r for r in rules},
                 destinations=frozenset(int(d) for d in data["destinations"]),
-                learned_from=int(data.get("learned_from", 0)),
+                learned_from=whole(data.get("learned_from", 0), "learned_from"),
             )
         except RuleSetError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-            raise RuleSetError(f"malformed rule set: {exc!r}") from exc
+            raise RuleSetError(f"malformed rule set: {exc}") from exc
         if len(ruleset.rules) != len(rules):
             raise RuleSetError("two rules share a source node")
         ruleset.validate()
         return ruleset
 
     @classmethod
-    def loads(cls, text: str | bytes) -> RuleSet:
+    def loads(cls, text: str | bytes, max_nodes: int | None = None) -> RuleSet:
         try:
             data = read_document(text, "rule set")
         except DocumentError as exc:
             raise RuleSetError(str(exc)) from exc
-        return cls.from_json(data)
+        return cls.from_json(data, max_nodes)
 
     def validate(self) -> None:
         """Raise :class:`RuleSetError` unless the rule set is safe to deploy."""

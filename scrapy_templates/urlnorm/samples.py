@@ -15,10 +15,14 @@ import re
 from typing import Any
 from urllib.parse import urljoin
 
+from scrapy_templates.documents import DocumentError, read_document
 from scrapy_templates.urlnorm.clusters import Sample
 
 # content shorter than this has no hash: every "empty" page would look alike
 MIN_CONTENT_CHARS = 40
+# a stored sample longer than this was not written by a crawl (a URL, four hashes, a few
+# redirects)
+MAX_SAMPLE_CHARS = 64 * 1024
 
 
 def content_hash(content: str) -> str | None:
@@ -77,8 +81,13 @@ def encode_sample(site: str, sample: Sample) -> str:
 
 def decode_sample(site: str, text: str) -> Sample:
     """A sample from :func:`encode_sample`'s form (or a sample's JSON object); raises
-    ``ValueError`` for anything else."""
-    data = json.loads(text)
+    ``ValueError`` for anything else (longer than :data:`MAX_SAMPLE_CHARS` included)."""
+    if len(text) > MAX_SAMPLE_CHARS:
+        raise ValueError(f"a stored sample of {len(text)} characters")
+    try:
+        data = read_document(text, "URL sample")
+    except DocumentError as exc:
+        raise ValueError(str(exc)) from None
     if isinstance(data, dict):
         return Sample.from_record(data)
     if not isinstance(data, list) or not data or not isinstance(data[0], str):

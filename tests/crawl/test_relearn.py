@@ -115,3 +115,55 @@ async def test_a_relearn_settles_the_layout_clusters_of_sites_this_process_saw()
     assert crawler.stats.get_value("templates/layout/clusters") == clusters
     found = await ext.store.published(SITE, "model")
     assert found is not None and TemplateModel.loads(found[1]).layout_clusters == clusters
+
+
+async def _redis_extension(server: Any, prefix: str) -> tuple[Relearner, Any]:
+    return await _extension(
+        TEMPLATES_STORE="redis", TEMPLATES_REDIS_URL=server.url, TEMPLATES_REDIS_PREFIX=prefix
+    )
+
+
+async def test_an_unreadable_epoch_is_logged_once_and_syncing_goes_on(
+    redis_server: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    ext, crawler = await _redis_extension(redis_server, "epoch1")
+    model = TemplateModel(SITE, 2, 40, "body/main", 40, ((7, 40),))
+    await ext.store.publish(SITE, "model", 2, model.dumps())
+    client = ext.store.primary._client
+    await client.set("epoch1:epoch", "banana")
+    with caplog.at_level(logging.ERROR):
+        for _ in range(3):
+            await ext._sync()
+    assert ext.evidence.models[SITE] == model  # synced although the epoch says nothing
+    assert caplog.text.count("not a number") == 1
+    assert crawler.stats.get_value("templates/relearn/epoch_unreadable") == 3
+    newer = TemplateModel(SITE, 3, 50, "body/main", 50, ((7, 50),))
+    assert await ext.store.publish(SITE, "model", 3, newer.dumps())  # resets the epoch
+    assert await ext.store.epoch() == 1
+    await ext._sync()
+    assert ext.evidence.models[SITE] == newer
+    await ext.store.close()
+
+
+async def test_a_site_whose_version_is_unreadable_does_not_stop_the_others(
+    redis_server: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    ext, crawler = await _redis_extension(redis_server, "epoch2")
+    other = "other.example"
+    await ext.store.publish(SITE, "model", 1, TemplateModel(SITE, 1, 9, None, 0, ()).dumps())
+    good = TemplateModel(other, 4, 40, "body/main", 40, ((7, 40),))
+    await ext.store.publish(other, "model", 4, good.dumps())
+    client = ext.store.primary._client
+    await client.hset(f"epoch2:{SITE}:pub", "model:v", "1e300")
+    with caplog.at_level(logging.ERROR):
+        await ext._sync(force=True)
+        await ext._sync(force=True)
+    assert ext.evidence.models[other] == good
+    assert SITE not in ext.evidence.models
+    assert caplog.text.count("(unreadable version)") == 1
+    assert crawler.stats.get_value("templates/relearn/models_refused") == 1
+    # the site's next publication replaces the unreadable version
+    assert await ext.store.publish(SITE, "model", 2, TemplateModel(SITE, 2, 9, None, 0, ()).dumps())
+    await ext._sync()
+    assert ext.evidence.models[SITE].version == 2
+    await ext.store.close()

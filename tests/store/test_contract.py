@@ -103,6 +103,8 @@ async def test_url_samples_keep_the_first_then_a_uniform_reservoir(store: Templa
     assert await store.url_samples("s") == ["d", "b", "c"]
     assert await store.url_samples("other") == []
     assert await store.add_url_samples("s", [], 3, []) == 5
+    # a reader asks for no more than its cap (a longer list was not written by a crawl)
+    assert await store.url_samples("s", 2) == ["d", "b"]
 
 
 async def test_prune_deletes_only_counters_at_one(store: TemplateStore) -> None:

@@ -56,3 +56,10 @@ def test_bad_counts_and_fingerprints_are_refused() -> None:
     for bad in (good.replace('"pages": 1', '"pages": -1'), good.replace("0000000000000005", "xyz")):
         with pytest.raises(ModelError):
             TemplateModel.loads(bad)
+
+
+@pytest.mark.parametrize("version", ["1e300", "1.0", "true", '"1"', str(2**63)])
+def test_a_version_that_is_not_a_whole_number_is_refused(version: str) -> None:
+    good = TemplateModel("s", 1, 1, None, 1, ((5, 1),)).dumps()
+    with pytest.raises(ModelError, match="whole number"):
+        TemplateModel.loads(good.replace('"version": 1', f'"version": {version}'))

@@ -322,3 +322,26 @@ def test_no_written_value_changes_where_a_url_points_or_its_stability(
     result = unchecked.apply(url)
     assert _host(result) == _host(url)
     assert unchecked.apply(result) == result
+
+
+@pytest.mark.parametrize("version", [1e300, 5.0, True, "5", -1, 2**63])
+def test_a_version_that_is_not_a_whole_number_is_refused(version: object) -> None:
+    def change(data: dict) -> None:
+        data["version"] = version
+
+    with pytest.raises(RuleSetError, match="whole number"):
+        RuleSet.loads(_tampered(change))
+
+
+def test_a_tree_larger_than_its_samples_can_make_is_refused_before_it_is_built() -> None:
+    def change(data: dict) -> None:
+        data["nodes"] += [{"bogus": i} for i in range(100_000)]
+
+    text = _tampered(change)
+    with pytest.raises(RuleSetError, match="more than 10000"):
+        RuleSet.loads(text, max_nodes=10_000)
+    with pytest.raises(RuleSetError, match="malformed"):  # without the bound: built, then refused
+        RuleSet.loads(text)
+    assert RuleSet.loads(_MIRROR.dumps(), max_nodes=len(_MIRROR.nodes)) == RuleSet.loads(
+        _MIRROR.dumps()
+    )

@@ -49,7 +49,21 @@ def test_stored_form_is_compact_and_old_objects_still_read() -> None:
     assert decode_sample("h.test", sample.to_json()) == sample
 
 
-@pytest.mark.parametrize("bad", ["[]", "[1]", '"x"', '["/a",null,null,null,null,null,"x"]', "{"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "[]",
+        "[1]",
+        '"x"',
+        '["/a",null,null,null,null,null,"x"]',
+        "{",
+        "[" * 100_000,  # nesting that overflows the parser
+        '["/a","' + "f" * 100_000 + '"]',  # longer than a sample can be
+        '["/a","1ffffffffffffffff"]',  # a simhash of more than 64 bits
+        '{"url": "/a", "simhash": true}',
+        '["/a",1e400]',
+    ],
+)
 def test_foreign_values_are_refused(bad: str) -> None:
     with pytest.raises(ValueError):
         decode_sample("h.test", bad)
