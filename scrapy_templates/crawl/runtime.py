@@ -137,6 +137,9 @@ class TemplatesRuntime:
         await self.relearner.final()
         await self.store.close()
         self._report_lost()
+        refused = self.urls.guards.results_refused()
+        if refused:
+            self._set("templates/urls/results_refused", refused)
         if self.store.journal:
             logger.error(
                 "scrapy-templates: the shared store was still down at close; %d writes of "

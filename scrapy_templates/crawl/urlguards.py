@@ -43,6 +43,7 @@ class UrlGuards:
         self.enabled = enabled
         self.defer = defer
         self._hosts: dict[str, HostGuard[Request]] = {}
+        self._refused_before = 0  # results refused by rule sets since replaced
 
     def host(self, site: str) -> HostGuard[Request]:
         """The guard of ``site``, created on first use."""
@@ -103,6 +104,9 @@ class UrlGuards:
                 exc,
             )
             return False
+        replaced = self.host(ruleset.site).ruleset
+        if replaced is not None:
+            self._refused_before += replaced.refused_results
         for again in self.host(ruleset.site).install(ruleset, resend=self._crawling()):
             self._resend(again.token, again.url)
         if self.stats is not None:
@@ -136,6 +140,11 @@ class UrlGuards:
 
     def rulesets(self) -> list[RuleSet]:
         return [h.ruleset for h in self._hosts.values() if h.ruleset is not None]
+
+    def results_refused(self) -> int:
+        """URLs that rules left as they were because a result was unsafe (see
+        :attr:`RuleSet.refused_results`), in this crawl."""
+        return self._refused_before + sum(r.refused_results for r in self.rulesets())
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:

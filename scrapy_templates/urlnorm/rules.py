@@ -228,6 +228,9 @@ class RuleSet:
     dropped_query_keys: frozenset[str] = field(default=frozenset(), init=False, repr=False)
     """Query keys (``?name``) some rule drops: parameters the site adds without changing
     the page."""
+    refused_results: int = field(default=0, init=False, repr=False, compare=False)
+    """URLs left as they were because a rule's result would have read as other keys or
+    would not have been left as it is by the rules (see :meth:`apply`)."""
 
     def __post_init__(self) -> None:
         self._decisive = frozenset(self.rules)
@@ -401,11 +404,13 @@ class RuleSet:
             return url
         result = to_url(out)
         if not _reads_back(result, out):
+            self.refused_results += 1
             return url
         if nid in self._settled:
             return result
         again = self._rewrite(out)[0]
         if again is not None and again.pairs != out.pairs and to_url(again) != result:
+            self.refused_results += 1
             return url
         return result
 

@@ -297,6 +297,8 @@ def test_a_written_value_that_would_read_as_other_keys_is_refused_and_never_appl
         result = unsafe.apply(url)
         assert _host(result) == _host(url) and unsafe.apply(result) == result
         assert unsafe.apply_with_rate(url)[0] == result == unsafe.explain(url).result
+    assert unsafe.refused_results > 0  # counted, for the crawl's stats
+    assert safe.refused_results == 0
 
 
 def test_a_safe_constant_is_still_written() -> None:
