@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scrapy_templates.crawl.publisher import Publisher
-from scrapy_templates.documents import MAX_DOCUMENT_BYTES, DocumentError, read_document
+from scrapy_templates.documents import MAX_DOCUMENT_BYTES, DocumentError, read_document, whole
 from scrapy_templates.store.memory import MemoryStore
 from scrapy_templates.templates.model import ModelError, TemplateModel
 from scrapy_templates.urlnorm.rules import RuleSet, RuleSetError
@@ -72,3 +74,23 @@ async def test_a_publication_that_cannot_be_read_is_refused_once_and_the_crawl_g
     await store.publish(site, "rules", 10, "[" * 100_000)
     assert await publisher.newer(site) is None
     assert len(refused) == 2
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.text(max_size=200), st.binary(max_size=200)))
+def test_any_text_is_read_or_refused_as_a_document_error(text: str | bytes) -> None:
+    try:
+        value = read_document(text, "doc")
+    except DocumentError:
+        return
+    json.dumps(value, allow_nan=False)  # what is read holds no NaN or infinity
+
+
+@given(st.one_of(st.integers(), st.floats(), st.booleans(), st.text(max_size=5), st.none()))
+def test_whole_takes_only_whole_numbers_in_range(value: object) -> None:
+    try:
+        got = whole(value, "v")
+    except DocumentError:
+        assert isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63
+    else:
+        assert got == value and type(got) is int

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from scrapy_templates.documents import DocumentError, read_document, whole
 
 from .tree import ABSENT, Absent, Token
-from .url import AUTHORITY_KEYS, UrlKeys, Value, is_authority_key, split_url, to_url
+from .url import AUTHORITY_KEYS, UrlKeys, Value, is_authority_key, is_url_key, split_url, to_url
 
 FORMAT = "scrapy-templates/url-rules"
 OpKind = Literal["keep", "replace", "ignore"]
@@ -497,16 +497,18 @@ class RuleSet:
                 version=whole(data["version"], "version"),
                 nodes=nodes,
                 rules={r.source: r for r in rules},
-                destinations=frozenset(int(d) for d in data["destinations"]),
+                destinations=frozenset(_index(d) for d in data["destinations"]),
                 learned_from=whole(data.get("learned_from", 0), "learned_from"),
             )
+            if len(ruleset.rules) != len(rules):
+                raise RuleSetError("two rules share a source node")
+            ruleset.validate()
         except RuleSetError:
             raise
-        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError) as exc:
+            # whatever else a document holds that the checks did not foresee: refused all
+            # the same
             raise RuleSetError(f"malformed rule set: {exc}") from exc
-        if len(ruleset.rules) != len(rules):
-            raise RuleSetError("two rules share a source node")
-        ruleset.validate()
         return ruleset
 
     @classmethod
@@ -629,15 +631,25 @@ def _node_json(node: TreeNode) -> dict[str, Any]:
     }
 
 
+def _key(data: Any) -> str:
+    if not is_url_key(data):
+        raise RuleSetError(f"{str(data)[:40]!r} is not a URL key")
+    return str(data)
+
+
+def _index(data: Any) -> int:
+    return whole(data, "node index")
+
+
 def _node_from(data: dict[str, Any]) -> TreeNode:
     return TreeNode(
-        parent=None if data["parent"] is None else int(data["parent"]),
-        fixed={str(k): _token_from(v) for k, v in data["fixed"]},
-        split_key=None if data["split"] is None else str(data["split"]),
-        children={_token_from(v): int(c) for v, c in data["children"]},
-        wildcard=None if data["wildcard"] is None else int(data["wildcard"]),
-        required=frozenset(str(k) for k in data["required"]),
-        optional=frozenset(str(k) for k in data["optional"]),
+        parent=None if data["parent"] is None else _index(data["parent"]),
+        fixed={_key(k): _token_from(v) for k, v in data["fixed"]},
+        split_key=None if data["split"] is None else _key(data["split"]),
+        children={_token_from(v): _index(c) for v, c in data["children"]},
+        wildcard=None if data["wildcard"] is None else _index(data["wildcard"]),
+        required=frozenset(_key(k) for k in data["required"]),
+        optional=frozenset(_key(k) for k in data["optional"]),
         glob=str(data.get("glob", "")),
         dup_rate=float(data.get("dup_rate", 0.0)),
     )
@@ -668,16 +680,24 @@ def _rule_from(data: dict[str, Any]) -> Rule:
                 raise RuleSetError(f"unknown operation {o['op']!r}")
             if o["op"] == "replace" and not isinstance(o.get("source"), str):
                 raise RuleSetError("replace without a source key")
-            step.append(Op(o["op"], str(o["key"]), _value(o.get("value")), o.get("source")))
+            source = o.get("source")
+            step.append(
+                Op(
+                    o["op"],
+                    _key(o["key"]),
+                    _value(o.get("value")),
+                    None if source is None else _key(source),
+                )
+            )
         steps.append(tuple(step))
     return Rule(
-        source=int(data["source"]),
-        target=int(data["target"]),
+        source=_index(data["source"]),
+        target=_index(data["target"]),
         steps=tuple(steps),
         support=int(data.get("support", 0)),
         fpr=float(data.get("fpr", 0.0)),
         examples=tuple((str(a), str(b)) for a, b in data.get("examples", [])),
-        when=tuple((str(k), _value(v)) for k, v in data.get("when", [])),
+        when=tuple((_key(k), _value(v)) for k, v in data.get("when", [])),
         fallback=_rule_from(data["fallback"]) if data.get("fallback") else None,
     )
 

@@ -32,6 +32,17 @@ _URI = re.compile(r"^(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(
 AUTHORITY_KEYS = frozenset({"scheme", "user", "port"})
 
 
+_NUMBERED_KEY = re.compile(r"(?:path|host)_(?:0|[1-9][0-9]{0,5})")
+
+
+def is_url_key(key: object) -> bool:
+    """Whether ``key`` is a key :func:`split_url` can give (a document read from elsewhere
+    may name anything)."""
+    if not isinstance(key, str):
+        return False
+    return key.startswith(("?", ";")) or key in _SINGLE_KEYS or bool(_NUMBERED_KEY.fullmatch(key))
+
+
 def is_authority_key(key: str) -> bool:
     """Keys that name where a URL points (scheme, user, host, port): rules never change them."""
     return key in AUTHORITY_KEYS or key.startswith("host_")

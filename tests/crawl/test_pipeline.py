@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 import scrapy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scrapy_templates.config import SettingError
 from scrapy_templates.crawl.pipeline import TemplatePipeline
@@ -516,3 +518,50 @@ async def test_links_to_parts_of_the_page_itself_do_not_name_it() -> None:
     out = await mark_all(make_pipeline(), [{"url": "http://site.test/tool.html", "html": html}])
     info = out[0]["templates"]
     assert (info["title"], info["title_from"]) == ("The tool manual", "h1")
+
+
+_HTML_PIECES = st.sampled_from(
+    [NAV, FOOTER, "<p>", "</div>", "<a href='/x'>x</a>", "&#1;", "\x00", "<body>", "text"]
+)
+_ODD_ITEMS = st.fixed_dictionaries(
+    {},
+    optional={
+        "url": st.one_of(
+            st.sampled_from(["http://s.test/a", "http://s.test/b?x=1", "not a url", ""]),
+            st.text(max_size=30),
+            st.integers(),
+            st.none(),
+        ),
+        "html": st.one_of(
+            st.lists(_HTML_PIECES, max_size=30).map("".join),
+            st.text(max_size=200),
+            st.binary(max_size=200),
+            st.integers(),
+            st.none(),
+            st.lists(st.text(max_size=5), max_size=3),
+        ),
+        "templates": st.one_of(
+            st.none(), st.text(max_size=5), st.dictionaries(st.text(), st.text())
+        ),
+        "pagelets": st.integers(),
+    },
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_ODD_ITEMS, min_size=1, max_size=8))
+def test_any_item_comes_out_marked_or_with_a_reason(items: list[dict[str, Any]]) -> None:
+    async def run() -> list[Any]:
+        return await mark_all(make_pipeline(TEMPLATES_PARSE_WORKERS=0), items)
+
+    originals = [dict(item) for item in items]
+    out = asyncio.run(run())
+    assert [o is i for o, i in zip(out, items, strict=True)] == [True] * len(items)
+    for item, original in zip(out, originals, strict=True):
+        info = item["templates"]
+        assert isinstance(info, dict)
+        assert "reason" in info or ("pagelets" in item and "content_text" in item)
+        assert info.get("reason") != "internal-error", info
+        assert set(item) - set(original) <= {"templates", "pagelets", "content_text"}
+        if "url" in original:
+            assert item["url"] == original["url"]

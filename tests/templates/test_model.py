@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
 
 from scrapy_templates.templates.decide import Thresholds
 from scrapy_templates.templates.model import ModelError, TemplateModel, learn_model
+from tests.mutations import mutated_json
 
 
 def test_learned_model_lists_the_templates_past_the_threshold_most_common_first() -> None:
@@ -63,3 +65,16 @@ def test_a_version_that_is_not_a_whole_number_is_refused(version: str) -> None:
     good = TemplateModel("s", 1, 1, None, 1, ((5, 1),)).dumps()
     with pytest.raises(ModelError, match="whole number"):
         TemplateModel.loads(good.replace('"version": 1', f'"version": {version}'))
+
+
+_GOOD = TemplateModel("s", 3, 40, "body/main", 30, ((5, 40), (9, 31)), 2).dumps()
+
+
+@settings(max_examples=300)
+@given(mutated_json(_GOOD))
+def test_any_mutation_of_a_model_loads_or_is_refused_as_a_model_error(text: str) -> None:
+    try:
+        model = TemplateModel.loads(text)
+    except ModelError:
+        return
+    assert TemplateModel.loads(model.dumps()) == model  # what loads is a model that round-trips

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scrapy_templates.urlnorm.learn import learn_rules
 from scrapy_templates.urlnorm.rules import Op, RuleSet, RuleSetError
 from scrapy_templates.urlnorm.url import split_url
+from tests.mutations import mutated_json
 from tests.urlnorm.url_sets import listing_site, mirror_site, query_site
 
 _MIRROR = learn_rules(*mirror_site(), site="www.example.com").ruleset
@@ -347,3 +348,27 @@ def test_a_tree_larger_than_its_samples_can_make_is_refused_before_it_is_built()
     assert RuleSet.loads(_MIRROR.dumps(), max_nodes=len(_MIRROR.nodes)) == RuleSet.loads(
         _MIRROR.dumps()
     )
+
+
+_SITES = {
+    "mirror": (_MIRROR, mirror_site()[0][::10]),
+    "query": (_QUERY, query_site()[0][::10]),
+    "listing": (_LISTING, listing_site()[0][::10]),
+}
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), name=st.sampled_from(sorted(_SITES)))
+def test_any_mutation_of_a_rule_set_is_refused_or_safe_to_apply(
+    data: st.DataObject, name: str
+) -> None:
+    ruleset, urls = _SITES[name]
+    text = data.draw(mutated_json(ruleset.dumps(), edits=2, damage=False))
+    try:
+        loaded = RuleSet.loads(text)
+    except RuleSetError:
+        return
+    for url in urls:
+        result = loaded.apply(url)
+        assert _host(result) == _host(url)
+        assert loaded.apply(result) == result

@@ -4,7 +4,7 @@ of a page's head, the content hash."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_templates.urlnorm.clusters import Sample
@@ -14,6 +14,7 @@ from scrapy_templates.urlnorm.samples import (
     encode_sample,
     head_canonical,
 )
+from tests.mutations import mutated_json
 
 _hex = st.text("0123456789abcdef", min_size=16, max_size=16)
 _urls = st.sampled_from(
@@ -90,3 +91,26 @@ def test_short_content_has_no_hash_and_equal_content_one_hash() -> None:
     text = "A page's own words, long enough to tell it from any other page."
     assert content_hash(text) == content_hash(str(text))
     assert content_hash(text) != content_hash(text + "!")
+
+
+_STORED = encode_sample(
+    "h.test",
+    Sample(
+        "http://h.test/a?b=1",
+        0x1234,
+        text_hash="ab",
+        body_hash="cd",
+        canonical="http://h.test/a",
+        redirects=("http://h.test/r",),
+    ),
+)
+
+
+@settings(max_examples=300)
+@given(st.one_of(mutated_json(_STORED), st.text(max_size=100)))
+def test_any_stored_sample_decodes_or_is_refused_with_a_value_error(text: str) -> None:
+    try:
+        sample = decode_sample("h.test", text)
+    except ValueError:
+        return
+    assert decode_sample("h.test", encode_sample("h.test", sample)) == sample
