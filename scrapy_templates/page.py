@@ -267,7 +267,10 @@ def _decode(html: str | bytes, max_bytes: int, notes: list[str]) -> bytes:
     or sniffed encoding (w3lib), never assumed."""
     if isinstance(html, bytes):
         head = html[:1024]
-        if b"\x00" in head and b"\x00" in html[:4096:2] + html[1:4096:2]:
+        nuls = head.count(b"\x00")
+        # binary: a NUL among the first bytes (the magic number of an image or an archive) or
+        # many of them; a few stray NULs in a page's text do not make it binary
+        if nuls and (b"\x00" in head[:16] or nuls * 64 > len(head)):
             # UTF-16 text also has NUL bytes: let w3lib's BOM sniffing try first.
             encoding, text = html_to_unicode(None, html)
             if "16" not in encoding and "32" not in encoding:

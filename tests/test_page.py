@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_templates.page import Detached, PageError, parse_elements, parse_page
+from tests.texts import STORIES
 
 
 def _links(n: int, prefix: str = "x") -> str:
@@ -92,6 +93,14 @@ def test_non_html_is_refused_with_a_reason(body: str | bytes, reason: str) -> No
     with pytest.raises(PageError) as info:
         parse_page(body, "http://s/x")
     assert info.value.reason == reason
+
+
+def test_a_page_with_a_few_stray_nul_bytes_is_a_page() -> None:
+    story = " ".join(STORIES).encode()
+    body = b"<html><body><p>one\x00 two</p><p>three\x00\x00 four</p><p>" + story + b"</p>"
+    page = parse_page(body, "http://s/nul")
+    assert page.text.split()[:4] == ["one", "two", "three", "four"]
+    assert page.text.endswith(STORIES[-1])
 
 
 def test_huge_page_is_truncated_not_refused() -> None:
