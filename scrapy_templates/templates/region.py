@@ -165,16 +165,20 @@ _TEMPLATE_BESIDE = 0.25
 
 _PREFIX_CACHE_MAX = 50_000
 _prefix_cache: dict[str, tuple[str, ...]] = {}
+# Prefixes go this many steps deep at most: a main region lies far above (real pages nest
+# their content a few dozen elements deep), and the prefixes of a path d steps deep hold d²
+# characters — a page nested 2,000 deep would otherwise cost gigabytes.
+MAX_PREFIX_STEPS = 64
 
 
 def _prefixes(path: str) -> tuple[str, ...]:
-    """``a/b/c`` → ``("a", "a/b", "a/b/c")``; cached, since a site's paths repeat page after
-    page."""
+    """``a/b/c`` → ``("a", "a/b", "a/b/c")``, at most :data:`MAX_PREFIX_STEPS` of them;
+    cached, since a site's paths repeat page after page."""
     found = _prefix_cache.get(path)
     if found is None:
         if len(_prefix_cache) >= _PREFIX_CACHE_MAX:
             _prefix_cache.clear()
-        steps = path.split("/")
+        steps = path.split("/", MAX_PREFIX_STEPS)[:MAX_PREFIX_STEPS]
         found = tuple("/".join(steps[: i + 1]) for i in range(len(steps)))
         _prefix_cache[path] = found
     return found

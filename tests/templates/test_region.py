@@ -2,7 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from scrapy_templates.templates.region import SiteRegion, in_region, is_navigation
+from scrapy_templates.templates.region import (
+    MAX_PREFIX_STEPS,
+    SiteRegion,
+    in_region,
+    is_navigation,
+)
 
 HEADER, CONTENT, FOOTER = "body/div#header", "body/div#content", "body/div#footer"
 
@@ -147,3 +152,16 @@ def test_a_path_pruned_then_seen_again_counts_from_then_on() -> None:
         region.add([late], [10], [False])
     assert region.children["body/div#late"][late] == pytest.approx(50)
     assert region.whole[late] == pytest.approx(50)
+
+
+def test_a_page_nested_thousands_deep_costs_what_a_page_64_deep_does() -> None:
+    region = SiteRegion(share=0.8)
+    for size in (400, 900, 150):
+        _page(region, size)
+    deep = "body/div#content" + "/div" * 2000
+    paths = [deep[: len("body/div#content") + 4 * depth] for depth in range(1, 2000, 7)]
+    region.add(paths, [10] * len(paths), [False] * len(paths))
+    longest = max(len(prefix.split("/")) for prefix in region.seen)
+    assert longest == MAX_PREFIX_STEPS
+    assert sum(len(prefix) for prefix in region.seen) < 64 * 64 * 8
+    assert region.main_path() == CONTENT
