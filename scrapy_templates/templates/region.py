@@ -38,6 +38,7 @@ class SiteRegion:
     _main: str | None = None
     _computed_at: int = -1
     _chains: dict[str, list[dict[str, float]]] = field(default_factory=dict)
+    _prune_at: int = 0
 
     def add(self, paths: Sequence[str], weights: Sequence[int], flags: Sequence[bool]) -> None:
         """Record one decided page: its pagelets' paths, non-template text sizes and template
@@ -65,7 +66,7 @@ class SiteRegion:
             self.split[prefix] = self.split.get(prefix, 0) + 1
         for prefix in templated:
             self.templated[prefix] = self.templated.get(prefix, 0) + 1
-        if len(self.seen) > self.max_nodes:
+        if len(self.seen) > max(self.max_nodes, self._prune_at):
             self._prune()
         page_total = sum(weights)
         if not page_total:
@@ -96,7 +97,12 @@ class SiteRegion:
         make most paths unique). The main path only ever runs through common paths, so this
         bounds memory without changing the answer."""
         self._chains.clear()  # they hold tables about to be dropped
-        keep = {p for p, n in self.seen.items() if n >= _RARE * self.pages}
+        rare = _RARE * self.pages
+        if len(self.seen) > 4 * self.max_nodes and self.pages > 1:
+            # more paths than a site has, before 1 % of its pages is one page (pages of
+            # generated paths): a path seen on one page of several is no main path either
+            rare = max(rare, 2)
+        keep = {p for p, n in self.seen.items() if n >= rare}
         for table in (self.seen, self.unsplit, self.split, self.templated, self.whole):
             for key in [k for k in table if k not in keep]:
                 del table[key]
@@ -108,6 +114,9 @@ class SiteRegion:
                 del below[key]
         for kids in self.branches.values():
             kids.intersection_update(keep)
+        # the next prune when the table has doubled: one that frees little is not redone on
+        # every page
+        self._prune_at = min(2 * len(self.seen), 4 * self.max_nodes)
 
     def main_path(self) -> str | None:
         """Deepest tag path holding ``share`` of the site's non-template text; recomputed every
@@ -163,8 +172,11 @@ _RARE = 0.01
 _TEMPLATE_BESIDE = 0.25
 
 
-_PREFIX_CACHE_MAX = 50_000
+# The cache of prefixes is emptied when it holds this many characters (about 16 MB): paths
+# of pages with generated ids or deep nesting would otherwise pile up.
+_PREFIX_CACHE_CHARS = 8_000_000
 _prefix_cache: dict[str, tuple[str, ...]] = {}
+_prefix_chars = 0
 # Prefixes go this many steps deep at most: a main region lies far above (real pages nest
 # their content a few dozen elements deep), and the prefixes of a path d steps deep hold d²
 # characters — a page nested 2,000 deep would otherwise cost gigabytes.
@@ -174,13 +186,17 @@ MAX_PREFIX_STEPS = 64
 def _prefixes(path: str) -> tuple[str, ...]:
     """``a/b/c`` → ``("a", "a/b", "a/b/c")``, at most :data:`MAX_PREFIX_STEPS` of them;
     cached, since a site's paths repeat page after page."""
+    global _prefix_chars
     found = _prefix_cache.get(path)
     if found is None:
-        if len(_prefix_cache) >= _PREFIX_CACHE_MAX:
-            _prefix_cache.clear()
         steps = path.split("/", MAX_PREFIX_STEPS)[:MAX_PREFIX_STEPS]
         found = tuple("/".join(steps[: i + 1]) for i in range(len(steps)))
+        cost = len(path) + sum(map(len, found))
+        if _prefix_chars + cost > _PREFIX_CACHE_CHARS:
+            _prefix_cache.clear()
+            _prefix_chars = 0
         _prefix_cache[path] = found
+        _prefix_chars += cost
     return found
 
 

@@ -165,3 +165,28 @@ def test_a_page_nested_thousands_deep_costs_what_a_page_64_deep_does() -> None:
     assert longest == MAX_PREFIX_STEPS
     assert sum(len(prefix) for prefix in region.seen) < 64 * 64 * 8
     assert region.main_path() == CONTENT
+
+
+def test_the_prefix_cache_holds_a_bounded_number_of_characters() -> None:
+    from scrapy_templates.templates import region as module
+
+    region = SiteRegion(share=0.8)
+    for page in range(100):  # a generated id on every deep path: no two pages alike
+        paths = [f"body/div#p{page}x{i}" + "/div" * 60 for i in range(20)]
+        region.add(paths, [10] * len(paths), [False] * len(paths))
+    assert 0 < module._prefix_chars <= module._PREFIX_CACHE_CHARS
+    assert sum(len(p) + sum(map(len, f)) for p, f in module._prefix_cache.items()) == (
+        module._prefix_chars
+    )
+
+
+def test_pages_of_generated_paths_keep_the_table_bounded_before_one_percent_is_a_page() -> None:
+    bounded, unbounded = SiteRegion(share=0.8, max_nodes=1_000), SiteRegion(share=0.8)
+    for page in range(60):
+        paths = [f"body/div#p{page}x{i}/div/p" for i in range(200)]  # 600 new prefixes a page
+        for region in (bounded, unbounded):
+            _page(region, 500)
+            region.add(paths, [0] * len(paths), [False] * len(paths))
+        assert len(bounded.seen) <= 4 * bounded.max_nodes + 600
+    assert len(unbounded.seen) > 30_000
+    assert bounded.main_path() == unbounded.main_path() == CONTENT
