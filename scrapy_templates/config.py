@@ -225,12 +225,42 @@ def _reference(kind: Reference, value: Any) -> Any:
             found = pkgutil.resolve_name(value)
         except Exception as exc:
             raise _Rejected(f"cannot import it: {exc}") from None
+    builtin = vars(found).get("builtin_name") if isinstance(found, type) else None
+    if builtin in kind.names:  # a built-in given by its class or its path (not a subclass)
+        return builtin
     if kind.attribute is None:
         if not callable(found):
             raise _Rejected(f"{reprlib.repr(found)} is not callable")
     elif not isinstance(found, type) or not callable(getattr(found, kind.attribute, None)):
         raise _Rejected(f"{reprlib.repr(found)} is not a class with {kind.attribute}()")
     return value
+
+
+def effective_store(store: str | type[Any] | None, redis_url: str | None) -> str | type[Any]:
+    """The store ``TEMPLATES_STORE`` stands for: unset (``None``), Redis when a Redis URL is
+    set (``TEMPLATES_REDIS_URL``, else scrapy-redis's ``REDIS_URL``), else memory."""
+    if store is not None:
+        return store
+    return "redis" if redis_url else "memory"
+
+
+def _store_problems(values: dict[str, Any], settings: BaseSettings) -> list[Invalid]:
+    """A Redis store needs a Redis URL that redis-py can use."""
+    if "store" not in values or "redis_url" not in values:
+        return []  # refused already
+    url = values["redis_url"] or settings.get("REDIS_URL") or None
+    if effective_store(values["store"], url) != "redis":
+        return []
+    if not url:
+        allowed = "'redis' only with TEMPLATES_REDIS_URL or scrapy-redis's REDIS_URL set"
+        return [Invalid("TEMPLATES_STORE", "redis", allowed)]
+    from scrapy_templates.store.redis import redis_url_problem
+
+    problem = redis_url_problem(str(url))
+    if problem is None:
+        return []
+    name = "TEMPLATES_REDIS_URL" if values["redis_url"] else "REDIS_URL"
+    return [Invalid(name, url, "a Redis URL such as redis://localhost:6379/0", problem)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,7 +305,7 @@ class TemplatesConfig:
     parse_timeout: float
     logstats_interval: float
     snippet_chars: int
-    store: str | type[Any]
+    store: str | type[Any] | None
     redis_url: str | None
     redis_prefix: str
     max_owners: int
@@ -342,19 +372,7 @@ class TemplatesConfig:
                 values[attribute_name(setting.name)] = _convert(setting, value)
             except _Rejected as exc:
                 problems.append(Invalid(setting.name, value, setting.allowed, exc.reason))
-        if (
-            values.get("store") == "redis"
-            and "redis_url" in values
-            and values["redis_url"] is None
-            and not settings.get("REDIS_URL")
-        ):
-            problems.append(
-                Invalid(
-                    "TEMPLATES_STORE",
-                    "redis",
-                    "'redis' only with TEMPLATES_REDIS_URL or scrapy-redis's REDIS_URL set",
-                )
-            )
+        problems += _store_problems(values, settings)
         if problems:
             raise SettingError(problems)
         return cls(**values)

@@ -348,11 +348,12 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "TEMPLATES_STORE",
-        "memory",
+        None,
         Reference(
             ("memory", "redis"), "a store class with from_settings", "str or class", "from_settings"
         ),
-        "'memory' (in-process, default) or 'redis'; a dotted path to a store class also works.",
+        none="'redis' when TEMPLATES_REDIS_URL or scrapy-redis's REDIS_URL is set, else 'memory'",
+        doc="Where pages are counted: 'memory' (this process only) or 'redis' (shared by every process of the crawl); None chooses Redis when a Redis URL is set. A store class with from_settings, or its dotted path, also works.",
     ),
     Setting(
         "TEMPLATES_REDIS_URL",

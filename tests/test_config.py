@@ -20,6 +20,7 @@ from scrapy_templates.config import (
     TemplatesConfig,
     attribute_name,
     convert,
+    effective_store,
 )
 from scrapy_templates.settings import (
     DEFAULTS,
@@ -261,8 +262,9 @@ def test_config_is_frozen_and_slotted() -> None:
         (
             "TEMPLATES_STORE",
             "Redis",
-            "TEMPLATES_STORE = 'Redis' is not allowed: 'memory', 'redis', a store class with "
-            "from_settings, or the dotted path to one",
+            "TEMPLATES_STORE = 'Redis' is not allowed: None ('redis' when TEMPLATES_REDIS_URL "
+            "or scrapy-redis's REDIS_URL is set, else 'memory') or 'memory', 'redis', a store "
+            "class with from_settings, or the dotted path to one",
         ),
     ],
 )
@@ -332,6 +334,36 @@ def test_redis_store_needs_a_url() -> None:
         "redis://h/0"
     )
     assert load(TEMPLATES_STORE="redis", REDIS_URL="redis://h/0").redis_url is None
+
+
+def test_a_redis_url_chooses_the_redis_store_unless_a_store_is_named() -> None:
+    assert effective_store(load().store, None) == "memory"
+    assert effective_store(load().store, "redis://h:6380/0") == "redis"
+    assert effective_store(load(TEMPLATES_STORE="memory").store, "redis://h/1") == "memory"
+
+
+@pytest.mark.parametrize(
+    ("settings", "name"),
+    [
+        ({"TEMPLATES_REDIS_URL": "redis://h:port/0"}, "TEMPLATES_REDIS_URL"),
+        ({"REDIS_URL": "redis://:x:y:z"}, "REDIS_URL"),
+        ({"REDIS_URL": "localhost:6379"}, "REDIS_URL"),
+    ],
+)
+def test_a_redis_url_that_redis_cannot_use_is_refused_by_name(
+    settings: dict[str, Any], name: str
+) -> None:
+    error = error_of(**settings)
+    assert str(error).startswith(f"{name} = {settings[name]!r} is not allowed: a Redis URL")
+    assert "not a Redis URL" in str(error)
+
+
+def test_the_built_in_stores_can_be_named_by_their_dotted_paths() -> None:
+    memory = "scrapy_templates.store.memory.MemoryStore"
+    assert load(TEMPLATES_STORE=memory).store == "memory"
+    redis = "scrapy_templates.store.redis.RedisStore"
+    assert load(TEMPLATES_STORE=redis, TEMPLATES_REDIS_URL="redis://h/0").store == "redis"
+    assert "'redis' only with" in str(error_of(TEMPLATES_STORE=redis))
 
 
 def test_direct_construction_and_replace_are_checked_too() -> None:

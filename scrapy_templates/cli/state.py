@@ -104,7 +104,10 @@ def read_state(redis: str | None, prefix: str, file: Path | None) -> StoreState:
     if redis:
         from scrapy_templates.store.redis import RedisStore
 
-        store = RedisStore(redis, prefix=prefix)
+        try:
+            store = RedisStore(redis, prefix=prefix)
+        except StoreError as exc:
+            raise CliError(f"--redis {redis}: {exc}") from exc
         where = f"{redis} (prefix {prefix!r})"
     elif file is None or not file.exists():
         raise CliError(f"no store file at {file}")

@@ -85,9 +85,8 @@ class TemplatePipeline:
         if self.workers is not None:
             await self.workers.start()
         logger.info(
-            "scrapy-templates: marking template pagelets (%s algorithm, store %s, k=%d)",
+            "scrapy-templates: marking template pagelets (%s algorithm, k=%d)",
             self.algorithm,
-            type(self.store.primary).__name__,
             self.k,
         )
 

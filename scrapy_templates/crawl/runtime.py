@@ -28,6 +28,9 @@ from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.crawl.relearn import Relearner
 from scrapy_templates.crawl.stores import build_store
 from scrapy_templates.crawl.urlrules import UrlRules
+from scrapy_templates.store.base import TemplateStore
+from scrapy_templates.store.memory import MemoryStore
+from scrapy_templates.store.redis import RedisStore, safe_url
 from scrapy_templates.store.resilient import ResilientStore
 from scrapy_templates.templates.evidence import Evidence
 from scrapy_templates.templates.layout import SiteLayouts
@@ -119,8 +122,8 @@ class TemplatesRuntime:
         # samples are stored, and rules learned and published, once the store is open
         self.urls.attach(self.store, self.owner)
         logger.info(
-            "scrapy-templates: store %s; URL rules %s",
-            type(self.store.primary).__name__,
+            "scrapy-templates: counting pages %s; URL rules %s",
+            _where(self.store.primary),
             "on" if self.config.url_rules else "off",
         )
         await self.relearner.start()
@@ -174,3 +177,19 @@ class TemplatesRuntime:
             )
         else:
             logger.warning("scrapy-templates: shared store back (%s)", detail)
+
+
+def _where(store: TemplateStore) -> str:
+    """Where ``store`` counts, in the words of the start-up log line."""
+    if isinstance(store, RedisStore):
+        return (
+            f"in Redis at {safe_url(store.url)} (prefix {store.prefix!r}), shared with every "
+            "process that uses it"
+        )
+    if isinstance(store, MemoryStore):
+        kept = f", kept in {store.path}" if store.path else ""
+        return (
+            f"in this process's memory{kept} (set TEMPLATES_REDIS_URL to share counts between "
+            "processes)"
+        )
+    return f"in {type(store).__name__}"

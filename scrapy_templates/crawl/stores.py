@@ -8,7 +8,7 @@ from typing import Any
 
 from scrapy.settings import BaseSettings
 
-from scrapy_templates.config import TemplatesConfig
+from scrapy_templates.config import TemplatesConfig, effective_store
 from scrapy_templates.store.base import TemplateStore
 from scrapy_templates.store.memory import MemoryStore
 
@@ -20,14 +20,15 @@ def redis_url(config: TemplatesConfig, settings: BaseSettings) -> str | None:
 
 
 def build_store(config: TemplatesConfig, settings: BaseSettings) -> TemplateStore:
-    """The store ``TEMPLATES_STORE`` names (``settings``: for ``JOBDIR``, ``REDIS_URL`` and
-    a store class's own ``from_settings``)."""
+    """The store ``TEMPLATES_STORE`` names, or Redis when it is unset and a Redis URL is
+    (``settings``: for ``JOBDIR``, ``REDIS_URL`` and a store class's own ``from_settings``)."""
     limits: dict[str, Any] = {"max_links": config.max_links, "max_owners": config.max_owners}
-    if config.store == "memory":
+    store = effective_store(config.store, redis_url(config, settings))
+    if store == "memory":
         jobdir = settings.get("JOBDIR")
         path = Path(jobdir) / config.store_file if jobdir else None
         return MemoryStore(path=path, **limits)
-    if config.store == "redis":
+    if store == "redis":
         from scrapy_templates.store.redis import RedisStore
 
         url = redis_url(config, settings)
@@ -36,8 +37,6 @@ def build_store(config: TemplatesConfig, settings: BaseSettings) -> TemplateStor
                 "TEMPLATES_STORE is 'redis' but neither TEMPLATES_REDIS_URL nor REDIS_URL is set"
             )
         return RedisStore(url, prefix=config.redis_prefix, **limits)
-    store_cls = (
-        pkgutil.resolve_name(config.store) if isinstance(config.store, str) else config.store
-    )
-    store: TemplateStore = store_cls.from_settings(settings)
-    return store
+    store_cls = pkgutil.resolve_name(store) if isinstance(store, str) else store
+    built: TemplateStore = store_cls.from_settings(settings)
+    return built

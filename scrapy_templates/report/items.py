@@ -153,17 +153,25 @@ def read_items(path: Path, fields: Fields = Fields()) -> tuple[list[PageRecord],
         raise ItemsError(f"cannot read {path}: {exc.strerror}") from exc
     records: list[PageRecord] = []
     problems: list[str] = []
+    lines = not_json = 0
     with handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(record_from_item(json.loads(line), number, fields))
-            except json.JSONDecodeError as exc:
-                problems.append(f"{path}:{number}: not JSON ({exc.msg})")
-            except ValueError as exc:
-                problems.append(f"{path}:{number}: {exc}")
+        try:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                lines += 1
+                try:
+                    records.append(record_from_item(json.loads(line), number, fields))
+                except json.JSONDecodeError as exc:
+                    not_json += 1
+                    problems.append(f"{path}:{number}: not JSON ({exc.msg})")
+                except ValueError as exc:
+                    problems.append(f"{path}:{number}: {exc}")
+        except UnicodeDecodeError as exc:
+            raise ItemsError(f"{path} is not UTF-8 text (JSON lines): {exc.reason}") from exc
     if not records:
+        if lines and not_json == lines:
+            raise ItemsError(f"{path} is not JSON lines ({problems[0]})")
         raise ItemsError(f"no item with a URL in {path}")
     return records, problems
 

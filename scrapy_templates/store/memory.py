@@ -105,6 +105,8 @@ class MemoryStore:
     adds new owners to its largest component (a template that large is connected in practice).
     """
 
+    builtin_name = "memory"  # its dotted path stands for TEMPLATES_STORE = "memory"
+
     def __init__(
         self, *, max_links: int = 200, max_owners: int = 256, path: str | Path | None = None
     ) -> None:

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.connection import parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -267,8 +268,33 @@ def _hex(fp: int) -> str:
     return f"{fp:016x}"
 
 
+def redis_url_problem(url: str) -> str | None:
+    """Why ``url`` is not a Redis URL redis-py can connect to, or ``None`` when it is."""
+    try:
+        parse_url(url)
+    except (ValueError, TypeError) as exc:
+        hint = f" (did you mean redis://{url}/0?)" if "://" not in url else ""
+        return f"not a Redis URL: {exc}{hint}"
+    return None
+
+
+def safe_url(url: str) -> str:
+    """``url`` with its password replaced by ``***``, for logs."""
+    head, sep, rest = url.partition("://")
+    if not sep or "@" not in rest.split("/", 1)[0]:
+        return url
+    user_info, _, host = rest.partition("@")
+    user = user_info.split(":", 1)[0]
+    return f"{head}://{user}:***@{host}" if ":" in user_info else url
+
+
 class RedisStore:
-    """Template counters in Redis (``redis.asyncio``), one Lua call per page."""
+    """Template counters in Redis (``redis.asyncio``), one Lua call per page.
+
+    ``builtin_name`` lets the dotted path of this class stand for ``TEMPLATES_STORE =
+    "redis"``."""
+
+    builtin_name = "redis"
 
     def __init__(
         self,
@@ -279,6 +305,8 @@ class RedisStore:
         max_owners: int = 256,
         client: aioredis.Redis | None = None,
     ) -> None:
+        if client is None and (problem := redis_url_problem(url)) is not None:
+            raise StoreError(problem)
         self.url = url
         self.prefix = prefix
         self.max_links = max_links

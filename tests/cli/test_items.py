@@ -111,6 +111,14 @@ def test_show_errors(items: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "no item with URL 'http://nowhere.test/'" in capsys.readouterr().err
     assert run_cli("summary", str(items.with_name("missing.jsonl")))[0] == 2
     assert "cannot read" in capsys.readouterr().err
+    text = items.with_name("notes.txt")
+    text.write_text("a line of text\nanother\n")
+    assert run_cli("summary", str(text))[0] == 2
+    assert "notes.txt is not JSON lines" in capsys.readouterr().err
+    binary = items.with_name("image.png")
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe\x00")
+    assert run_cli("summary", str(binary))[0] == 2
+    assert "image.png is not UTF-8 text" in capsys.readouterr().err
 
 
 def test_field_names_of_a_crawl_that_renamed_them(tmp_path: Path) -> None:

@@ -89,5 +89,7 @@ def test_state_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     port_without_server = "redis://127.0.0.1:1/0"
     assert run_cli("state", "--redis", port_without_server)[0] == 2
     assert "scrapy-templates: error:" in capsys.readouterr().err
+    assert run_cli("state", "--redis", "localhost:6400")[0] == 2
+    assert "did you mean redis://localhost:6400/0?" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         run_cli("state")

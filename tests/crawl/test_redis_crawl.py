@@ -64,3 +64,21 @@ def test_two_processes_count_like_one(tmp_path: Path, redis_server: RedisServer)
     assert len(single.items) == len(urls)
     assert all(item.get("templates", {}).get("store") is None for item in single.items)
     assert any(p["template"] for p in single.items[-1]["pagelets"])
+
+
+def test_a_redis_url_alone_shares_the_counts(tmp_path: Path, redis_server: RedisServer) -> None:
+    from demo.site import DemoSite
+
+    with DemoSite() as site:
+        result = run_crawl(
+            tmp_path / "url-only",
+            start=site.url,
+            TEMPLATES_REDIS_URL=redis_server.url,  # no TEMPLATES_STORE
+            TEMPLATES_REDIS_PREFIX="urlonly",
+            CLOSESPIDER_ITEMCOUNT=20,
+        )
+        site_key = site.url.split("//")[1].rstrip("/")
+    pages, counts = _counts(redis.Redis.from_url(redis_server.url), "urlonly", site_key)
+    assert pages >= 20 and counts
+    assert f"counting pages in Redis at {redis_server.url}" in result.log
+    assert all("reason" not in item["templates"] for item in result.items)
