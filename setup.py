@@ -18,4 +18,8 @@ extensions = [
     for name in ("_walk", "_fingerprint", "templates._offsets")
 ]
 
-setup(ext_modules=cythonize(extensions, language_level=3, quiet=True))
+compiled = cythonize(extensions, language_level=3, quiet=True)
+for extension in compiled:
+    extension.optional = True  # cythonize() makes new extensions without the flag
+
+setup(ext_modules=compiled)
