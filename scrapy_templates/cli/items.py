@@ -57,7 +57,10 @@ def cmd_summary(args: argparse.Namespace, out: TextIO) -> int:
             reasons = ", ".join(f"{r} {n}" for r, n in s.reasons.most_common())
             line += f", {not_marked} not marked ({reasons})"
         print(line, file=out)
-        print(f"  template share of page text: {s.template_share:.1%} (mean)", file=out)
+        share = f"  template text: {s.template_share:.1%} of the average page"
+        if s.template_text_share is not None:
+            share += f", {s.template_text_share:.1%} of all page text (the progress line's figure)"
+        print(share, file=out)
         if s.templates:
             print(f"  top template pagelets ({len(s.templates)} distinct):", file=out)
             rows: list[list[Any]] = [["    pages", "items", "tag path", "text"]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,8 +31,10 @@ from scrapy_templates.workers import ParseOptions, WorkerPool, WorkerStarting, W
 
 logger = logging.getLogger(__name__)
 
-# Items whose counters are gathered before they are added to ``crawler.stats`` in one go.
+# Items whose counters are gathered before they are added to ``crawler.stats`` in one go, and
+# the most seconds they wait (the progress line and the stats stay current on slow crawls).
 _TALLY_ITEMS = 32
+_TALLY_SECONDS = 1.0
 
 
 class TemplatePipeline:
@@ -75,6 +78,7 @@ class TemplatePipeline:
         self._logged_reasons: set[str] = set()
         self._tally: dict[str, int] = {}
         self._tallied = 0
+        self._tally_time = time.monotonic()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> TemplatePipeline:
@@ -143,8 +147,8 @@ class TemplatePipeline:
 
     def _count(self, key: str, count: int = 1) -> None:
         """Add to a per-item counter; these reach ``crawler.stats`` every
-        :data:`_TALLY_ITEMS` items and when the spider closes (a stats call costs as much as
-        a small part of the marking)."""
+        :data:`_TALLY_ITEMS` items or :data:`_TALLY_SECONDS`, and when the spider closes (a
+        stats call costs as much as a small part of the marking)."""
         tally = self._tally
         tally[key] = tally.get(key, 0) + count
 
@@ -280,7 +284,9 @@ class TemplatePipeline:
         for key, count in marks.tallies().items():
             self._count(f"templates/{key}", count)
         self._tallied += 1
-        if self._tallied >= _TALLY_ITEMS:
+        now = time.monotonic()
+        if self._tallied >= _TALLY_ITEMS or now - self._tally_time >= _TALLY_SECONDS:
+            self._tally_time = now
             self._publish_tally()
         info = marks.info
         if self.store.down:

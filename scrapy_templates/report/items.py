@@ -51,6 +51,7 @@ class PageRecord:
     pagelets: list[Pagelet] = field(default_factory=list)
     content_text: str = ""
     template_share: float = 0.0
+    text_chars: int = 0
     pages_seen: int = 0
     reason: str | None = None
     detail: str = ""
@@ -139,6 +140,7 @@ def record_from_item(item: Any, line: int, fields: Fields = Fields()) -> PageRec
     share = info.get("template_share")
     record.template_share = float(share) if isinstance(share, (int, float)) else 0.0
     record.pages_seen = _int(info.get("pages_seen"))
+    record.text_chars = max(0, _int(info.get("text_chars")))
     notes = info.get("notes")
     record.notes = [str(n) for n in notes] if isinstance(notes, list) else []
     record.local_fallback = info.get("store") == "local-fallback"
@@ -208,6 +210,16 @@ class SiteSummary:
         return sum(r.template_share for r in marked) / len(marked) if marked else 0.0
 
     @property
+    def template_text_share(self) -> float | None:
+        """Template text over all the text of the marked pages, the crawl's progress line's
+        figure (long pages weigh more); ``None`` for items exported without ``text_chars``."""
+        marked = self.marked
+        total = sum(r.text_chars for r in marked)
+        if not total:
+            return None
+        return sum(r.template_share * r.text_chars for r in marked) / total
+
+    @property
     def flagged(self) -> list[tuple[PageRecord, str]]:
         out = []
         for record in self.records:
@@ -222,6 +234,9 @@ class SiteSummary:
             "pages": self.pages,
             "marked": len(self.marked),
             "template_share": round(self.template_share, 4),
+            "template_text_share": (
+                None if self.template_text_share is None else round(self.template_text_share, 4)
+            ),
             "not_marked": dict(self.reasons),
             "templates": [vars(t) for t in self.templates[:top]],
             "flagged": [{"url": r.url, "why": why} for r, why in self.flagged],

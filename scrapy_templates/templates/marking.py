@@ -228,6 +228,7 @@ def _info(
         "pages_seen": counts.pages,
         "algorithm": settings.algorithm,
         "template_share": round(template / total, 4) if total else 0.0,
+        "text_chars": total,
         "simhash": f"{page.simhash:016x}",
     }
     title, title_from = _title(page, flags, evidence)

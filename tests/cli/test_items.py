@@ -22,13 +22,28 @@ def test_summary_text(items: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shop, blog = text.split("\n\n")
     lines = shop.splitlines()
     assert lines[0] == "shop.test: 5 pages, 3 marked, 2 not marked (not-html 1, no-marks 1)"
-    assert lines[1] == "  template share of page text: 50.0% (mean)"
+    assert lines[1] == "  template text: 50.0% of the average page"  # no text_chars exported
     assert lines[3].split() == ["pages", "items", "tag", "path", "text"]
     assert lines[4].split() == ["3", "3", "body/header", "Shop", "Home", "Cart"]
     assert "pages to look at (3):" in shop and "shared store was down" in shop
     assert "not marked: not-html (application/pdf)" in shop
     assert blog.startswith("blog.test: 1 pages, 1 marked") and "no template pagelet" in blog
     assert f"{items}:7: not JSON (Expecting value)" in capsys.readouterr().err
+
+
+def test_summary_gives_the_progress_lines_share_when_items_carry_their_length(
+    tmp_path: Path,
+) -> None:
+    short = marked("http://shop.test/a", "x", share=0.5, info={"text_chars": 100})
+    long = marked("http://shop.test/b", "y", share=0.0, info={"text_chars": 300})
+    path = tmp_path / "items.jsonl"
+    path.write_text("\n".join(json.dumps(item) for item in (short, long)) + "\n")
+    code, text = run_cli("summary", str(path))
+    assert code == 0
+    assert text.splitlines()[1] == (
+        "  template text: 25.0% of the average page, 12.5% of all page text "
+        "(the progress line's figure)"
+    )
 
 
 def test_summary_top_cuts_every_list(items: Path) -> None:

@@ -565,3 +565,19 @@ def test_any_item_comes_out_marked_or_with_a_reason(items: list[dict[str, Any]])
         assert set(item) - set(original) <= {"templates", "pagelets", "content_text"}
         if "url" in original:
             assert item["url"] == original["url"]
+
+
+async def test_the_stats_of_a_slow_crawl_are_current_within_a_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import scrapy_templates.crawl.pipeline as module
+
+    pipeline = make_pipeline(TEMPLATES_PARSE_WORKERS=0)
+    await pipeline.open_spider()
+    monkeypatch.setattr(module, "_TALLY_SECONDS", 3600.0)
+    await pipeline.process_item({"url": "http://s.test/0", "html": page(0)})
+    assert pipeline.stats.get_value("templates/items_marked") is None  # gathered: 1 < 32
+    monkeypatch.setattr(module, "_TALLY_SECONDS", 0.0)  # as if a second went by
+    await pipeline.process_item({"url": "http://s.test/1", "html": page(1)})
+    assert pipeline.stats.get_value("templates/items_marked") == 2
+    await close(pipeline)
