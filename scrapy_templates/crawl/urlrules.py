@@ -294,9 +294,12 @@ class UrlRules:
         learned = report.ruleset
         if not self.guards.install(learned, source="crawl"):
             return None
-        self.sampling.learned(site, unchanged=before is not None and before.behaves_like(learned))
+        same = before.behaves_like(learned) if before is not None else not learned.rules
+        self.sampling.learned(site, unchanged=before is not None and same)
         self._inc("templates/urls/learn_count")
-        logger.info(
+        # a relearn that maps every URL as before is routine: logged at DEBUG
+        logger.log(
+            logging.DEBUG if same else logging.INFO,
             "scrapy-templates: URL rules of %s v%d: %d rules from %d samples after %d "
             "downloads (%d tree nodes, %d candidates) in %.2fs",
             site,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import random
 from pathlib import Path
 from typing import Any
@@ -411,3 +412,17 @@ def test_a_rule_set_that_maps_alike_keys_only_the_pages_shared_since(
     assert other in applied and fetched not in applied
     assert rules.guards.was_fetched(rules.guards.canonical(other))
     assert engine.crawled == []
+
+
+async def test_only_a_relearn_that_changes_the_rules_is_logged_at_info(caplog: Any) -> None:
+    crawler = _crawler(TEMPLATES_URL_MIN_SAMPLES=5)
+    rules = runtime(crawler).urls
+    rules.attach(MemoryStore(), "test")
+    with caplog.at_level(logging.DEBUG, logger="scrapy_templates.crawl.urlrules"):
+        for i in range(60):  # distinct pages, no duplicates: every rule set is empty
+            rules.add_page(f"http://{SITE}/page/{i}", random.Random(i).getrandbits(64), f"c{i}")
+            await rules.flush()
+        await rules.wait_learning()
+    learned = [r for r in caplog.records if "URL rules of" in r.getMessage()]
+    assert crawler.stats.get_value("templates/urls/learn_count") == len(learned) >= 1
+    assert {r.levelno for r in learned} == {logging.DEBUG}
