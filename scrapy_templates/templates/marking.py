@@ -94,6 +94,19 @@ class PageMarks:
         }
 
 
+def clip_words(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word boundary, with "…" when cut (a
+    single word longer than the limit is cut inside it)."""
+    if len(text) <= limit:
+        return text
+    if limit <= 1:
+        return "…"[:limit]
+    cut = text[: limit - 1]
+    if text[limit - 1] != " " and " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip() + "…"
+
+
 def decide_page(
     page: Page, counts: PageCounts, evidence: SiteEvidence, settings: MarkSettings
 ) -> PageMarks:
@@ -199,7 +212,7 @@ def _marks(
     for pagelet, flag, text, is_static in zip(page.pagelets, flags, texts, static, strict=True):
         mark: dict[str, Any] = {
             "path": pagelet.path,
-            "text": pagelet.text[:snippet],
+            "text": clip_words(pagelet.text, snippet),
             "pages": found.get(pagelet.fingerprint, 0),
             "template": flag,
         }
@@ -233,7 +246,7 @@ def _info(
     }
     title, title_from = _title(page, flags, evidence)
     if title:
-        info["title"] = title[: settings.snippet * 2]
+        info["title"] = clip_words(title, settings.snippet * 2)
         info["title_from"] = title_from
     if counts.layout is not None:
         info["layout"] = counts.layout

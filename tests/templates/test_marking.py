@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import functools
 
+import pytest
+
 from scrapy_templates.page import Page, parse_page
 from scrapy_templates.sites import page_id
 from scrapy_templates.templates.decide import Thresholds
 from scrapy_templates.templates.evidence import Evidence
 from scrapy_templates.templates.layout import SiteLayouts
-from scrapy_templates.templates.marking import MarkSettings, PageCounts, decide_page
+from scrapy_templates.templates.marking import MarkSettings, PageCounts, clip_words, decide_page
 from scrapy_templates.templates.model import TemplateModel
 from scrapy_templates.templates.variability import LayoutBlocks
 
@@ -58,7 +60,27 @@ def test_repeated_pagelets_are_flagged_and_left_out_of_the_content() -> None:
     assert "Section" not in marks.content and "Copyright" not in marks.content
     assert marks.info["pages_seen"] == 10 and marks.info["site"] == "a.test"
     assert 0 < marks.info["template_share"] < 1
-    assert by_path["div#nav"]["text"] == page.pagelets[0].text[:40], "snippet cut at 40"
+    snippet = by_path["div#nav"]["text"]
+    assert len(snippet) <= 40 and snippet.endswith("…"), "snippet cut at 40"
+    assert page.pagelets[0].text.startswith(snippet[:-1] + " "), "cut between words"
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "clipped"),
+    [
+        ("short", 10, "short"),
+        ("exactly ten", 11, "exactly ten"),
+        ("one two three four", 10, "one two…"),
+        ("one two three", 8, "one two…"),  # the cut falls on a space
+        ("unbreakablewordhere", 8, "unbreak…"),
+        ("a b", 1, "…"),
+    ],
+)
+def test_snippets_are_cut_between_words_with_an_ellipsis(
+    text: str, limit: int, clipped: str
+) -> None:
+    assert clip_words(text, limit) == clipped
+    assert len(clip_words(text, limit)) <= limit
 
 
 def test_nothing_repeats_on_the_first_page() -> None:
