@@ -344,7 +344,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_SNIPPET_CHARS",
         80,
         COUNT,
-        "Most characters of the text snippet stored on each pagelet of the item, cut between words with \"…\" when the text is longer (the title is cut at twice this; 0: no snippets).",
+        'Most characters of the text snippet stored on each pagelet of the item, cut between words with "…" when the text is longer (the title is cut at twice this; 0: no snippets).',
     ),
     Setting(
         "TEMPLATES_STORE",
