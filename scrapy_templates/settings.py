@@ -199,13 +199,13 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_ALGORITHM",
         "local",
         Choice(("local", "global")),
-        "'local' (shingle groups, 000_… §3.2 Fig. 4) or 'global' (groups split into link-connected components, Fig. 5).",
+        "'local' (pagelets counted by their text across the site's pages) or 'global' (those groups split further by the links between the pages holding them), the two algorithms of Bar-Yossef & Rajagopalan.",
     ),
     Setting(
         "TEMPLATES_LINK_THRESHOLD",
         3,
         Whole(1, _C_INT_MAX),
-        "k of the pagelet partition: an element is split when a child holds at least k links (000_… §3.1); the compiled partition walk takes it as a C int.",
+        "Links that make an element a list to split: an element is split into its children when one of them holds at least this many links (the k of Bar-Yossef & Rajagopalan's pagelets).",
     ),
     Setting(
         "TEMPLATES_MIN_PAGES",
@@ -241,7 +241,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_LAYOUT",
         True,
         FLAG,
-        "Layout-aware templates: group a site's pages into layout clusters and flag blocks whose text barely varies across a cluster (Webstemmer DiffScore, 001_…; Thor, 004_…) besides exact counting.",
+        "Layout-aware templates: group a site's pages into layout clusters and flag blocks whose text barely varies across a cluster (as Webstemmer's DiffScore and the Thor system do) besides exact counting.",
     ),
     Setting(
         "TEMPLATES_LAYOUT_SIMILARITY",
@@ -289,7 +289,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_BLOCK_COMPARE",
         "bits",
         Choice(("bits", "words")),
-        "How block samples are kept and compared: 'bits' (word-offset bit signatures of 002_…, one integer per sample, compared by AND) or 'words' (the words, compared by Webstemmer's letter-weighted common subsequence).",
+        "How block samples are kept and compared: 'bits' (word-offset bit signatures after Chen, Ye & Li, one integer per sample, compared by AND) or 'words' (the words, compared by Webstemmer's letter-weighted common subsequence).",
     ),
     Setting(
         "TEMPLATES_SITE",
@@ -432,7 +432,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_URL_RULES",
         True,
         FLAG,
-        "Learn URL-normalization rules per host during the crawl and apply them to requests (003_…).",
+        "Learn URL-normalization rules per host during the crawl and apply them to requests before they are enqueued.",
     ),
     Setting(
         "TEMPLATES_URL_SPIDER_MIDDLEWARE_PRIORITY",
@@ -487,13 +487,13 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_URL_O_MIN",
         0.5,
         SHARE,
-        "o_min of 003_… §5.2.1: minimum overlap of two tree nodes for a candidate rule between them.",
+        "Minimum overlap of the duplicate pages of two URL patterns for a rule between them (o_min of Lei et al.).",
     ),
     Setting(
         "TEMPLATES_URL_DUP_RATE_MIN",
         0.5,
         SHARE,
-        "Minimum duplicate rate of one tree node for a rule inside it (the s = t case of §5.2.1).",
+        "Minimum duplicate rate of one tree node for a rule inside it (a rule from a URL pattern to itself, as in Lei et al. §5.2.1).",
     ),
     Setting(
         "TEMPLATES_URL_SIGMA_MIN",
@@ -505,7 +505,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_URL_FAKE_MAX",
         0.5,
         SHARE,
-        "A mapped key whose values differ between duplicates more often than this is ignored, not replaced (§5.2.2).",
+        "A mapped key whose values differ between duplicates more often than this is ignored, not replaced (Lei et al. §5.2.2).",
     ),
     Setting(
         "TEMPLATES_URL_MIN_SUPPORT",
@@ -529,7 +529,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_URL_FPR_MAX",
         0.0005,
         SHARE,
-        "fpr_max of §5.2.3: candidate rules above this false-positive rate on the training set are removed.",
+        "Highest false-positive rate a candidate rule may have on the URL samples: the share of the URLs it would rewrite that are not duplicates of their target (fpr_max of Lei et al. §5.2.3).",
     ),
 )
 

@@ -120,7 +120,11 @@ def cmd_rules_show(args: argparse.Namespace, out: TextIO) -> int:
         for row in rs.describe_rules():
             print(f"  {row['source']}\n    -> {row['target']}", file=out)
             print(f"    {'; '.join(row['changes'])}", file=out)
-            print(f"    support {row['support']} pairs, fpr {row['fpr']:.4f}", file=out)
+            print(
+                f"    support {row['support']} duplicate pairs joined, "
+                f"fpr {row['fpr']:.4f} (share of rewrites that join distinct pages)",
+                file=out,
+            )
             if row["example"]:
                 print(f"    e.g. {row['example'][0]}\n      => {row['example'][1]}", file=out)
     return 0
@@ -157,7 +161,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     rules = commands.add_parser(
         "rules",
         help="URL-normalization rules: learn them from a crawl's output, show, apply",
-        description="URL-normalization rules (the pattern-tree method of 003_…).",
+        description="URL-normalization rules: learn them from URL samples, show them, apply them.",
     )
     verbs = rules.add_subparsers(dest="verb", required=True)
 

@@ -52,6 +52,7 @@ def test_show_text_and_json(rules_file: Path) -> None:
     code, text = run_cli("rules", "show", str(rules_file))
     assert code == 0
     assert "www.example.com: version 1" in text and "->" in text and "drop ?sid" in text
+    assert "duplicate pairs joined" in text and "share of rewrites that join distinct" in text
     rows = json.loads(run_cli("rules", "show", str(rules_file), "--json")[1])
     assert rows and {"source", "target", "operations", "support", "fpr"} <= set(rows[0])
 

@@ -79,6 +79,14 @@ def test_report_shows_sites_rules_templates_and_pages(ruleset: RuleSet) -> None:
     first = [c.text_content() for c in rules.findall("tr")[1]]
     assert first[0] == described[0]["source"] and "drop ?sid" in rules.text_content()
     assert "No URL rules given" in shop.text_content()
+    # every number a reader meets is explained where it is shown
+    site_text = " ".join(doc.get_element_by_id("site-1").text_content().split())
+    assert (
+        "support: pairs of duplicate pages" in site_text and "fpr: share of the URLs" in site_text
+    )
+    assert "pages: how many pages of the site held this pagelet" in " ".join(
+        shop.text_content().split()
+    )
 
 
 def test_page_views_are_bounded_and_flagged_pages_come_first() -> None:
