@@ -72,7 +72,7 @@ def cmd_rules_learn(args: argparse.Namespace, out: TextIO) -> int:
                 len(by_host[host]),
                 len(urls),
                 n_clusters,
-                len(report.ruleset.rules),
+                report.ruleset.rule_count,
                 f"{report.seconds:.2f}",
             ]
         )
@@ -82,7 +82,7 @@ def cmd_rules_learn(args: argparse.Namespace, out: TextIO) -> int:
                 "samples": len(by_host[host]),
                 "urls": len(urls),
                 "clusters": n_clusters,
-                "rules": len(report.ruleset.rules),
+                "rules": report.ruleset.rule_count,
                 "seconds": round(report.seconds, 3),
             }
         )
@@ -113,7 +113,7 @@ def cmd_rules_show(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     for rs in rulesets:
         print(
-            f"{rs.site}: version {rs.version}, {len(rs.rules)} rules, "
+            f"{rs.site}: version {rs.version}, {rs.rule_count} rules, "
             f"learned from {rs.learned_from} URLs",
             file=out,
         )

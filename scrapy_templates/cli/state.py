@@ -38,7 +38,7 @@ class SiteState:
         if self.rules_version is not None:
             row["rules"] = {"version": self.rules_version}
             if self.rules is not None:
-                row["rules"]["rules"] = len(self.rules.rules)
+                row["rules"]["rules"] = self.rules.rule_count
         if self.model_version is not None:
             row["model"] = {"version": self.model_version}
             if self.model is not None:
@@ -152,7 +152,7 @@ def cmd_state(args: argparse.Namespace, out: TextIO) -> int:
         rules = "-"
         if s.rules_version is not None:
             rules = f"v{s.rules_version}: " + (
-                f"{len(s.rules.rules)} rules" if s.rules is not None else "refused"
+                f"{s.rules.rule_count} rules" if s.rules is not None else "refused"
             )
         model = region = "-"
         if s.model_version is not None:

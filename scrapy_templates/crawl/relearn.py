@@ -245,7 +245,7 @@ class Relearner:
             model.layout_clusters,
             model.main_path or "the whole page",
             ruleset.version if ruleset else 0,
-            len(ruleset.rules) if ruleset else 0,
+            ruleset.rule_count if ruleset else 0,
             pruned,
             time.perf_counter() - t0,
         )

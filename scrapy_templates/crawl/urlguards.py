@@ -136,7 +136,7 @@ class UrlGuards:
         return max((h.ruleset.version for h in self._hosts.values() if h.ruleset), default=0)
 
     def rule_count(self) -> int:
-        return sum(len(h.ruleset.rules) for h in self._hosts.values() if h.ruleset)
+        return sum(h.ruleset.rule_count for h in self._hosts.values() if h.ruleset)
 
     def rulesets(self) -> list[RuleSet]:
         return [h.ruleset for h in self._hosts.values() if h.ruleset is not None]

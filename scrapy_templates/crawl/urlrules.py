@@ -214,7 +214,7 @@ class UrlRules:
                 "scrapy-templates: URL rules of %s v%d (%d rules) from the store",
                 ruleset.site,
                 ruleset.version,
-                len(ruleset.rules),
+                ruleset.rule_count,
             )
 
     async def _samples(self, site: str) -> list[Sample]:
@@ -304,7 +304,7 @@ class UrlRules:
             "downloads (%d tree nodes, %d candidates) in %.2fs",
             site,
             version,
-            len(learned.rules),
+            learned.rule_count,
             len(samples),
             host.responses,
             len(report.tree.nodes),

@@ -416,6 +416,12 @@ class RuleSet:
 
     # -- JSON -----------------------------------------------------------------------------
 
+    @property
+    def rule_count(self) -> int:
+        """The rules as people count them: a rule pinned to one value of a key and the
+        fallback for its other values are two (two rows of :meth:`describe_rules`)."""
+        return sum(len(pinned.variants()) for pinned in self.rules.values())
+
     def describe_rules(self) -> list[dict[str, Any]]:
         """One plain row per rule, most support first, for people: the source and target URL
         patterns, every operation of the chain in order, support, fpr and one example."""

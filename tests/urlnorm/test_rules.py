@@ -372,3 +372,9 @@ def test_any_mutation_of_a_rule_set_is_refused_or_safe_to_apply(
         result = loaded.apply(url)
         assert _host(result) == _host(url)
         assert loaded.apply(result) == result
+
+
+def test_rules_are_counted_as_they_are_shown() -> None:
+    assert len(_LISTING.rules) == 1  # one node with a pinned rule and its fallback
+    assert _LISTING.rule_count == len(_LISTING.describe_rules()) == 2
+    assert _MIRROR.rule_count == len(_MIRROR.describe_rules()) == len(_MIRROR.rules)
