@@ -135,7 +135,7 @@ def score_crawl(site: Site, skip_peers: bool, extra: list[str]) -> dict:
         "scored": len(ours),
         "skipped": dict(skipped),
         "crawl_seconds": round(elapsed, 1),
-        "bootstrap_pages": stats.get("templates/bootstrap_pages", 0),
+        "bootstrap_waits": stats.get("templates/bootstrap_waits", 0),
         "ours": _mean(ours),
         "ours_first50": _mean(ours[:50]),
         "peers": {name: _mean(rows) for name, rows in peers.items() if rows},

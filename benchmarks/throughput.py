@@ -82,8 +82,6 @@ def main() -> None:
         "",
         f"- with ÷ without: **{median_ratio:.2f}** (target ≥ 0.90); per round: "
         + ", ".join(f"{r:.2f}" for r in ratios),
-        "- the crawl with the add-on also downloads the site's bootstrap sample "
-        "(`TEMPLATES_BOOTSTRAP_PAGES`), counted in its downloads but not in its items.",
         "- URL rules are off in both crawls (`TEMPLATES_URL_RULES=false`): with them on, the "
         "crawl downloads far fewer pages, which is measured in `docs/url-rules.md`.",
     ]

@@ -301,13 +301,13 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_BOOTSTRAP_PAGES",
         6,
         COUNT,
-        "Cold start: when a site is first seen, fetch up to this many of its linked pages before deciding (0 disables).",
+        "Cold start: the first items of a site the store knows fewer pages of wait until this many more of its pages are counted (the spider's own; nothing extra is downloaded), or until the crawl has nothing in flight (0 disables).",
     ),
     Setting(
         "TEMPLATES_BOOTSTRAP_TIMEOUT",
         30.0,
         SECONDS,
-        "Seconds the first items of a site may wait for the bootstrap sample before deciding on what is there (0: they do not wait).",
+        "Seconds the first items of a site may wait for its next pages before deciding on what is there (0: they do not wait).",
     ),
     Setting(
         "TEMPLATES_MAX_HTML_BYTES",

@@ -1,127 +1,96 @@
-"""The cold-start sample of a new site.
+"""The cold start of a new site: its first items wait for the spider's next pages.
 
-The first item of a site that the store knows fewer than ``TEMPLATES_BOOTSTRAP_PAGES`` pages of
-triggers a one-off sample of the site's linked pages, fetched through Scrapy's downloader (so
-throttling, robots.txt and the downloader middlewares apply), and the items of that site wait
-for it — at most ``TEMPLATES_BOOTSTRAP_TIMEOUT`` seconds. Items from the first seconds of a
-crawl are therefore decided on the same kind of evidence as later ones.
+A site the store knows fewer than ``TEMPLATES_BOOTSTRAP_PAGES`` pages of has no evidence yet:
+deciding its first item on one page would flag nothing. So its first items are counted and then
+wait until the store has counted that many more of the site's pages — the spider's own pages,
+as its crawl brings them — and are decided then, on the same kind of evidence as later ones.
+
+Nothing is downloaded for this: the crawl's limits (``DEPTH_LIMIT``,
+``CLOSESPIDER_PAGECOUNT``), its scheduler, cache and politeness see only the spider's requests.
+A wait ends when the pages are counted, when the crawl has had nothing in flight for a moment
+(no more pages are coming: a small site, a depth or page limit, or a scraper backed up by the
+waiting items themselves), or after ``TEMPLATES_BOOTSTRAP_TIMEOUT`` seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from urllib.parse import urljoin, urlsplit
+import time
+from collections.abc import Callable
 
-from scrapy import Request
 from scrapy.crawler import Crawler
-from scrapy.http import HtmlResponse, Response
-from scrapy.linkextractors import IGNORED_EXTENSIONS
-
-from scrapy_templates.page import Page
-from scrapy_templates.sites import SiteFunction
 
 logger = logging.getLogger(__name__)
 
-BOOTSTRAP_META = "templates_bootstrap"
-_IGNORED = tuple(f".{ext}" for ext in IGNORED_EXTENSIONS)
+# How long the crawl must have no download in flight before waiting items stop waiting, and how
+# often that is looked at.
+IDLE_SECONDS = 0.5
+_POLL_SECONDS = 0.05
 
 
 class Bootstrap:
-    """Samples new sites (see the module docstring). ``take``: count a sampled response in the
-    store and return its page (``None``: not a page); ``learn``: decide a sampled page so that
-    the site's evidence starts from it; ``count``: add to a stat."""
+    """Holds the first items of new sites (see the module docstring). ``count`` adds to a
+    stat."""
 
     def __init__(
-        self,
-        crawler: Crawler,
-        *,
-        pages: int,
-        timeout: float,
-        site_of: SiteFunction,
-        take: Callable[[str, HtmlResponse], Awaitable[Page | None]],
-        learn: Callable[[str, Page], Awaitable[None]],
-        count: Callable[[str], None],
+        self, crawler: Crawler, *, pages: int, timeout: float, count: Callable[[str], None]
     ) -> None:
         self.crawler = crawler
         self.pages = pages
         self.timeout = timeout
-        self.site_of = site_of
-        self.take = take
-        self.learn = learn
         self.count = count
-        self._sites: dict[str, asyncio.Future[None]] = {}
+        self._ready: dict[str, asyncio.Event] = {}
 
     def wanted(self, known_pages: int) -> bool:
-        """Whether a site the store knows ``known_pages`` pages of (this one included) is
-        sampled first."""
+        """Whether an item of a site the store knows ``known_pages`` pages of (its own
+        included) waits for more."""
         return self.pages > 0 and known_pages < self.pages + 1
 
-    async def wait(self, site: str, page: Page) -> None:
-        """Sample ``site`` from the links of ``page`` unless that was done; wait for it (at
-        most the timeout)."""
-        task = self._sites.get(site)
-        if task is None:
-            task = self._sites[site] = asyncio.ensure_future(self._sample_site(site, page))
-        if task.done():
+    def counted(self, site: str, known_pages: int) -> None:
+        """The store now knows ``known_pages`` pages of ``site``: release its waiting items
+        once that is enough."""
+        ready = self._ready.get(site)
+        if ready is not None and not self.wanted(known_pages):
+            ready.set()
+
+    async def wait(self, site: str) -> None:
+        """Wait until ``site`` has enough pages counted, the crawl has nothing in flight, or
+        the timeout is over."""
+        ready = self._ready.get(site)
+        if ready is None:
+            ready = self._ready[site] = asyncio.Event()
+            self.count("templates/bootstrap_sites")
+            logger.info(
+                "scrapy-templates: new site %s; its first items wait for %d more of its pages",
+                site,
+                self.pages,
+            )
+        if ready.is_set() or self.timeout <= 0:
             return
-        try:
-            await asyncio.wait_for(asyncio.shield(task), self.timeout)
-        except asyncio.TimeoutError:
-            self.count("templates/bootstrap_timeouts")
-
-    def cancel(self) -> None:
-        for task in self._sites.values():
-            task.cancel()
-
-    def urls(self, page: Page) -> list[str]:
-        """Up to ``pages`` distinct same-site links of ``page``, spread over the page so that
-        one navigation list does not provide them all."""
-        site = self.site_of(page.url)
-        seen = {page.url.split("#", 1)[0]}
-        candidates = []
-        for href in page.hrefs():
-            url = urljoin(page.url, href).split("#", 1)[0]
-            if url in seen or urlsplit(url).scheme not in ("http", "https"):
+        self.count("templates/bootstrap_waits")
+        deadline = time.monotonic() + self.timeout
+        idle_since: float | None = None
+        while not ready.is_set():
+            now = time.monotonic()
+            if now >= deadline:
+                self.count("templates/bootstrap_timeouts")
+                return
+            if self._downloading():
+                idle_since = None
+            elif idle_since is None:
+                idle_since = now
+            elif now - idle_since >= IDLE_SECONDS:
+                self.count("templates/bootstrap_idle")
+                return
+            try:
+                await asyncio.wait_for(ready.wait(), _POLL_SECONDS)
+            except asyncio.TimeoutError:
                 continue
-            seen.add(url)
-            if self.site_of(url) == site and not url.lower().endswith(_IGNORED):
-                candidates.append(url)
-        if len(candidates) <= self.pages:
-            return candidates
-        step = len(candidates) / self.pages
-        return [candidates[int(i * step)] for i in range(self.pages)]
 
-    async def _sample_site(self, site: str, page: Page) -> None:
-        urls = self.urls(page)
-        self.count("templates/bootstrap_sites")
-        logger.info("scrapy-templates: new site %s, sampling %d linked pages", site, len(urls))
-        samples = await asyncio.gather(*(self._sample_one(site, url) for url in urls))
-        for sample in samples:
-            if sample is not None:
-                await self.learn(site, sample)
-
-    async def _sample_one(self, site: str, url: str) -> Page | None:
+    def _downloading(self) -> bool:
+        """Whether the crawl has a download in flight (a crawler without an engine, outside a
+        crawl, has none)."""
         engine = self.crawler.engine
-        if engine is None:
-            return None
-        # URL rules leave the sample alone: it must fetch what it asked for
-        request = Request(
-            url,
-            meta={BOOTSTRAP_META: True, "dont_normalize": True},
-            dont_filter=True,
-            priority=100,
-        )
-        try:
-            response: Response = await engine.download_async(request)
-        except Exception as exc:
-            self.count("templates/bootstrap_errors")
-            logger.debug("scrapy-templates: bootstrap fetch of %s failed: %s", url, exc)
-            return None
-        if not isinstance(response, HtmlResponse) or response.status != 200:
-            return None
-        sample = await self.take(site, response)
-        if sample is not None:
-            self.count("templates/bootstrap_pages")
-        return sample
+        downloader = getattr(engine, "downloader", None)
+        return bool(getattr(downloader, "active", None))

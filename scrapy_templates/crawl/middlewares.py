@@ -35,7 +35,6 @@ from scrapy.http import HtmlResponse, Response
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.statscollectors import StatsCollector
 
-from scrapy_templates.crawl.bootstrap import BOOTSTRAP_META
 from scrapy_templates.crawl.runtime import TemplatesRuntime
 from scrapy_templates.crawl.urlguards import ORIGINAL_URL
 from scrapy_templates.crawl.urlrules import UrlRules
@@ -137,7 +136,7 @@ class UrlRulesDownloaderMiddleware:
     ) -> Request | Response:
         original = request.meta.get(ORIGINAL_URL)
         html = isinstance(response, HtmlResponse)
-        to_spider = not request.meta.get(BOOTSTRAP_META) and 200 <= response.status < 300
+        to_spider = 200 <= response.status < 300
         if not (to_spider and html):
             self.rules.release(request.url)  # no item, no sample to wait for
         if original and response.status >= 400:

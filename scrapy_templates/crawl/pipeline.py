@@ -17,9 +17,8 @@ from typing import Any
 import lxml.etree
 from itemadapter import ItemAdapter
 from scrapy.crawler import Crawler
-from scrapy.http import HtmlResponse
 
-from scrapy_templates.crawl.bootstrap import BOOTSTRAP_META, Bootstrap
+from scrapy_templates.crawl.bootstrap import Bootstrap
 from scrapy_templates.crawl.relearn import thresholds
 from scrapy_templates.crawl.runtime import TemplatesRuntime
 from scrapy_templates.page import Page, PageError, parse_elements, parse_page
@@ -69,9 +68,6 @@ class TemplatePipeline:
             crawler,
             pages=config.bootstrap_pages,
             timeout=config.bootstrap_timeout,
-            site_of=self.site_of,
-            take=self._take_sample,
-            learn=self._learn_sample,
             count=self._inc,
         )
         self._main_paths: dict[str, str | None] = {}
@@ -96,7 +92,6 @@ class TemplatePipeline:
 
     async def close_spider(self, spider: Any = None) -> None:
         self._publish_tally()
-        self.bootstrap.cancel()
         if self.workers is not None:
             await self.workers.close()
             if self.workers.lost:
@@ -184,8 +179,9 @@ class TemplatePipeline:
         fingerprints = _fingerprints(page)
         try:
             obs = await self._observe(site, pid, fingerprints, page)
+            self.bootstrap.counted(site, obs.pages)
             if self.bootstrap.wanted(obs.pages):
-                await self.bootstrap.wait(site, page)
+                await self.bootstrap.wait(site)
                 obs = await self._lookup(site, pid, fingerprints)
         except StoreError as exc:  # a bad value under our keys, not an outage (that is absorbed)
             self._skip(adapter, "store-error", str(exc))
@@ -201,19 +197,18 @@ class TemplatePipeline:
         self.urls.add_page(url, page.simhash, content_hash)
         await self.urls.flush()
 
-    async def _parse(self, html: str | bytes, url: str, site: str, pid: str | None) -> Page:
+    async def _parse(self, html: str | bytes, url: str, site: str, pid: str) -> Page:
         """The page, parsed by a worker when one has started (with the answers the marking
         will ask of its elements: the text below the site's main path, the title blocks when
-        the page has anchor text), else here. ``pid``: the page id, ``None`` for a bootstrap
-        sample (not marked)."""
+        the page has anchor text), else here. ``pid``: the page id."""
         if self.workers is not None:
             main_share = self.marking.main_share
             options = ParseOptions(
                 self.k,
                 self.max_bytes,
                 self.max_tags,
-                self.evidence.main_path(site) if pid and main_share > 0 else None,
-                pid is not None and self.evidence.anchors(site).get(pid) is not None,
+                self.evidence.main_path(site) if main_share > 0 else None,
+                self.evidence.anchors(site).get(pid) is not None,
             )
             try:
                 page = await self.workers.parse(html, url, options)
@@ -301,24 +296,6 @@ class TemplatePipeline:
             del adapter[self.html_field]
         return content_hash
 
-    async def _take_sample(self, site: str, response: HtmlResponse) -> Page | None:
-        """A bootstrap sample, parsed and counted (it is not an item: it is not marked)."""
-        try:
-            sample = await self._parse(response.text, response.url, site, None)
-        except PageError:
-            return None
-        await self._observe(site, page_id(response.url), _fingerprints(sample), sample)
-        return sample
-
-    async def _learn_sample(self, site: str, sample: Page) -> None:
-        """Decide a bootstrap sample, so that the site's evidence starts from it."""
-        fingerprints = _fingerprints(sample)
-        obs = await self._lookup(site, page_id(sample.url), fingerprints)
-        counts = self._counts(site, sample, fingerprints, obs, layout=False)
-        evidence = self.evidence.site(site)
-        marks = decide_page(sample, counts, evidence, self.marking)
-        evidence.learn(sample, marks.flags, self.marking.main_share)
-
 
 def _worker_count(value: int | None) -> int:
     """``TEMPLATES_PARSE_WORKERS``: ``None`` is one worker when this process may run on more
@@ -340,4 +317,4 @@ def _fingerprints(page: Page) -> list[int]:
     return list(found)
 
 
-__all__: Sequence[str] = ["BOOTSTRAP_META", "TemplatePipeline"]
+__all__: Sequence[str] = ["TemplatePipeline"]

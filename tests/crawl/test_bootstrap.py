@@ -1,46 +1,62 @@
-"""The cold-start sample: which sites are sampled and which links are fetched."""
+"""The cold start: which sites wait, and what ends a wait."""
 
 from __future__ import annotations
 
+import asyncio
+from types import SimpleNamespace
 from typing import Any
 
-from scrapy_templates.crawl.bootstrap import Bootstrap
-from scrapy_templates.page import Page, parse_page
-from scrapy_templates.sites import BUILTIN_SITES
+from scrapy_templates.crawl.bootstrap import IDLE_SECONDS, Bootstrap
 from tests.crawl.conftest import templates_crawler
 
 
-def _bootstrap(pages: int) -> Bootstrap:
-    async def never(*args: Any) -> Any:
-        raise AssertionError("nothing is fetched here")
-
-    return Bootstrap(
-        templates_crawler(),
-        pages=pages,
-        timeout=1,
-        site_of=BUILTIN_SITES["host"],
-        take=never,
-        learn=never,
-        count=lambda key: None,
+def _bootstrap(pages: int, timeout: float = 5.0, downloading: bool = False) -> Bootstrap:
+    crawler = templates_crawler()
+    crawler.engine = SimpleNamespace(
+        downloader=SimpleNamespace(active={"r"} if downloading else set())
     )
+    stats: dict[str, int] = {}
+    bootstrap = Bootstrap(
+        crawler,
+        pages=pages,
+        timeout=timeout,
+        count=lambda key: stats.__setitem__(key, stats.get(key, 0) + 1),
+    )
+    bootstrap.stats = stats  # type: ignore[attr-defined]
+    return bootstrap
 
 
-def _page(links: list[str]) -> Page:
-    anchors = "".join(f'<li><a href="{href}">link {n}</a></li>' for n, href in enumerate(links))
-    return parse_page(f"<html><body><ul>{anchors}</ul></body></html>", "http://s.test/home")
-
-
-def test_a_site_is_sampled_while_the_store_knows_no_more_pages_than_the_sample() -> None:
+def test_a_site_waits_while_the_store_knows_no_more_pages_than_the_sample() -> None:
     assert _bootstrap(8).wanted(1) and _bootstrap(8).wanted(8)
     assert not _bootstrap(8).wanted(9)
     assert not _bootstrap(0).wanted(1)
 
 
-def test_sampled_links_are_same_site_pages_spread_over_the_page() -> None:
-    links = [f"/nav{n}" for n in range(20)] + [f"/story{n}" for n in range(20)]
-    links += ["http://other.test/x", "/file.pdf", "mailto:a@s.test", "/home#top", "/nav0"]
-    urls = _bootstrap(4).urls(_page(links))
-    assert len(urls) == 4 and len(set(urls)) == 4
-    assert all(u.startswith("http://s.test/") and not u.endswith(".pdf") for u in urls)
-    assert any("/nav" in u for u in urls) and any("/story" in u for u in urls)
-    assert "http://s.test/home" not in urls
+async def test_waiting_items_are_released_when_enough_pages_are_counted() -> None:
+    bootstrap = _bootstrap(3, downloading=True)
+    first = asyncio.ensure_future(bootstrap.wait("s.test"))
+    second = asyncio.ensure_future(bootstrap.wait("s.test"))
+    await asyncio.sleep(0.1)
+    bootstrap.counted("s.test", 3)  # not yet: the first page and two more
+    await asyncio.sleep(0.1)
+    assert not first.done() and not second.done()
+    bootstrap.counted("s.test", 4)
+    await asyncio.wait_for(asyncio.gather(first, second), 1)
+    stats: dict[str, Any] = bootstrap.stats  # type: ignore[attr-defined]
+    assert stats == {"templates/bootstrap_sites": 1, "templates/bootstrap_waits": 2}
+    await asyncio.wait_for(bootstrap.wait("s.test"), 0.01)  # the site waits no more
+
+
+async def test_a_crawl_with_nothing_in_flight_ends_the_wait() -> None:
+    bootstrap = _bootstrap(6, timeout=30)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await asyncio.wait_for(bootstrap.wait("s.test"), 5)
+    assert IDLE_SECONDS <= loop.time() - started < 5
+    assert bootstrap.stats["templates/bootstrap_idle"] == 1  # type: ignore[attr-defined]
+
+
+async def test_a_wait_ends_at_the_timeout_while_other_sites_download() -> None:
+    bootstrap = _bootstrap(6, timeout=0.3, downloading=True)
+    await asyncio.wait_for(bootstrap.wait("s.test"), 5)
+    assert bootstrap.stats["templates/bootstrap_timeouts"] == 1  # type: ignore[attr-defined]

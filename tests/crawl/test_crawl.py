@@ -23,10 +23,10 @@ def test_every_page_gives_one_marked_item(demo_crawl) -> None:  # type: ignore[n
     items, stats = demo_crawl.items, demo_crawl.stats
     assert len(items) == stats["response_received_count"] - stats.get(
         "httperror/response_ignored_count", 0
-    ) - stats.get("templates/bootstrap_pages", 0)
+    )
     assert all("content_text" in item for item in items)
     assert stats["templates/items_marked"] == len(items)
-    assert stats["templates/bootstrap_pages"] > 0
+    assert stats["templates/bootstrap_waits"] > 0
 
 
 def test_shared_blocks_are_flagged_from_the_first_item_on(demo_crawl) -> None:  # type: ignore[no-untyped-def]
@@ -89,10 +89,37 @@ def test_jobdir_keeps_what_the_first_crawl_learned(tmp_path: Path) -> None:
         )
         assert {"rules", "model"} <= set(state["published"])
         second = run_crawl(tmp_path / "second", start=site.url, JOBDIR=str(jobdir))
-    assert first.stats["templates/bootstrap_pages"] > 0
-    assert second.stats.get("templates/bootstrap_pages", 0) == 0
+    assert first.stats["templates/bootstrap_waits"] > 0
+    assert second.stats.get("templates/bootstrap_waits", 0) == 0
     assert "from the store" in second.log
     assert second.stats["templates/urls/rules_version"] >= state["published"]["rules"][0]
     assert second.items and all(
         i["templates"]["pages_seen"] >= state["counted"] for i in second.items[:5]
     )
+
+
+@pytest.mark.parametrize(
+    "limit", [{"DEPTH_LIMIT": 1}, {"CLOSESPIDER_PAGECOUNT": 10}], ids=["depth", "pages"]
+)
+def test_the_cold_start_keeps_to_the_crawls_limits(tmp_path: Path, limit: dict[str, int]) -> None:
+    from demo.site import DemoSite
+
+    with DemoSite() as site:
+        plain = run_crawl(
+            tmp_path / "plain",
+            start=site.url,
+            TEMPLATES_ENABLED=False,
+            CONCURRENT_REQUESTS=1,
+            **limit,
+        )
+        ours = run_crawl(
+            tmp_path / "ours",
+            start=site.url,
+            TEMPLATES_URL_RULES=False,
+            CONCURRENT_REQUESTS=1,
+            **limit,
+        )
+    assert ours.stats["templates/bootstrap_waits"] > 0
+    downloads = "downloader/response_count"
+    assert ours.stats[downloads] == plain.stats[downloads]
+    assert len(ours.items) == len(plain.items)

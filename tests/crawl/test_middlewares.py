@@ -214,18 +214,6 @@ def test_new_rules_forget_what_old_rules_called_downloaded(crawler: Any) -> None
     assert not rules.guards.was_fetched(canonical)
 
 
-async def test_bootstrap_downloads_do_not_count_as_downloaded(crawler: Any) -> None:
-    from scrapy_templates.crawl.bootstrap import BOOTSTRAP_META
-
-    mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
-    canonical = runtime(crawler).urls.guards.canonical(SID_URL)
-    request = Request(canonical, meta={BOOTSTRAP_META: True, "dont_normalize": True})
-    await mw.process_response(request, HtmlResponse(canonical, body=b"<html></html>"))
-    # the spider never saw that page: a request for it must still be downloaded
-    assert await mw.process_request(Request(SID_URL)) is not None
-    assert not runtime(crawler).urls.guards.was_fetched(canonical)
-
-
 async def test_a_failing_rewrite_falls_back_to_the_original_url(crawler: Any) -> None:
     mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
     rewritten = await mw.process_request(Request(SID_URL))
