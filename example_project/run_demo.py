@@ -70,7 +70,7 @@ def print_summary(items: list[dict], stats: dict, out: Path) -> None:
     print(f"  pages downloaded      {stats.get('downloader/response_count', 0)}")
     print(f"  items exported        {len(items)}  ->  {out}")
     print(f"  items marked          {len(marked)}")
-    print(f"  bootstrap pages       {stats.get('templates/bootstrap_pages', 0)}")
+    print(f"  first items waiting   {stats.get('templates/bootstrap_waits', 0)} (cold start)")
     print(f"  template share (mean) {share:.1%} of page text")
     print(
         f"  URL rules             {stats.get('templates/urls/rules', 0)} in force after "
