@@ -99,27 +99,21 @@ def test_jobdir_keeps_what_the_first_crawl_learned(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "limit", [{"DEPTH_LIMIT": 1}, {"CLOSESPIDER_PAGECOUNT": 10}], ids=["depth", "pages"]
+    ("limit", "slack"),
+    [({"DEPTH_LIMIT": 1}, 0), ({"CLOSESPIDER_PAGECOUNT": 10}, 1)],
+    ids=["depth", "pages"],
 )
-def test_the_cold_start_keeps_to_the_crawls_limits(tmp_path: Path, limit: dict[str, int]) -> None:
+def test_the_cold_start_keeps_to_the_crawls_limits(
+    tmp_path: Path, limit: dict[str, int], slack: int
+) -> None:
+    # slack: a page limit closes the spider with one request possibly in flight
     from demo.site import DemoSite
 
+    common = {"CONCURRENT_REQUESTS": 1, **limit}
     with DemoSite() as site:
-        plain = run_crawl(
-            tmp_path / "plain",
-            start=site.url,
-            TEMPLATES_ENABLED=False,
-            CONCURRENT_REQUESTS=1,
-            **limit,
-        )
-        ours = run_crawl(
-            tmp_path / "ours",
-            start=site.url,
-            TEMPLATES_URL_RULES=False,
-            CONCURRENT_REQUESTS=1,
-            **limit,
-        )
+        plain = run_crawl(tmp_path / "plain", start=site.url, TEMPLATES_ENABLED=False, **common)
+        ours = run_crawl(tmp_path / "ours", start=site.url, TEMPLATES_URL_RULES=False, **common)
     assert ours.stats["templates/bootstrap_waits"] > 0
     downloads = "downloader/response_count"
-    assert ours.stats[downloads] == plain.stats[downloads]
-    assert len(ours.items) == len(plain.items)
+    assert abs(ours.stats[downloads] - plain.stats[downloads]) <= slack
+    assert abs(len(ours.items) - len(plain.items)) <= slack
