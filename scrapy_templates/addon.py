@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+
 from scrapy.settings import BaseSettings
 
-from scrapy_templates.config import TemplatesConfig, convert
+from scrapy_templates.config import SettingError, TemplatesConfig, convert
 from scrapy_templates.crawl.middlewares import (
     UrlRulesDownloaderMiddleware,
     UrlRulesSpiderMiddleware,
@@ -13,6 +15,8 @@ from scrapy_templates.crawl.pipeline import TemplatePipeline
 from scrapy_templates.crawl.progress import ProgressLog
 from scrapy_templates.crawl.runtime import TemplatesRuntime
 from scrapy_templates.settings import DEFAULTS, SETTINGS
+
+logger = logging.getLogger(__name__)
 
 _ENABLED = next(s for s in SETTINGS if s.name == "TEMPLATES_ENABLED")
 
@@ -30,11 +34,16 @@ class Addon:
         the crawl before its first request) and enable the components."""
         for name, value in DEFAULTS.items():
             settings.set(name, value, priority="addon")
-        if not convert(_ENABLED, settings.get(_ENABLED.name)):
-            return
-        # Scrapy merges the spider's custom_settings into these settings when it creates the
-        # crawler, before any add-on runs, so this checks the values the crawl will use.
-        config = TemplatesConfig.from_settings(settings)
+        try:
+            if not convert(_ENABLED, settings.get(_ENABLED.name)):
+                return
+            # Scrapy merges the spider's custom_settings into these settings when it creates
+            # the crawler, before any add-on runs, so this checks the values the crawl will use.
+            config = TemplatesConfig.from_settings(settings)
+        except SettingError as exc:
+            # one plain line before Scrapy's traceback of the failed start
+            logger.error("scrapy-templates: the crawl cannot start: %s", exc)
+            raise
         settings.setdefault_in_component_priority_dict(
             "ITEM_PIPELINES", TemplatePipeline, config.pipeline_priority
         )

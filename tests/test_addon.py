@@ -91,10 +91,14 @@ def test_a_crawler_with_allowed_settings_gets_every_component() -> None:
         ("TEMPLATES_ENABLED", "maybe"),
     ],
 )
-def test_a_setting_not_allowed_stops_the_crawler(name: str, value: Any) -> None:
+def test_a_setting_not_allowed_stops_the_crawler(
+    name: str, value: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     with pytest.raises(SettingError) as caught:
         get_crawler(settings_dict={**ADDON, name: value})
     assert str(caught.value) == f"{name} = {value!r} is not allowed: {ALLOWED[name]}"
+    # one plain log line says it, before the traceback of the failed start
+    assert f"scrapy-templates: the crawl cannot start: {caught.value}" in caplog.text
 
 
 def test_a_spider_setting_not_allowed_stops_the_crawler() -> None:
