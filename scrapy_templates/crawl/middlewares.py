@@ -10,8 +10,11 @@ back to the scheduler (whose dupefilter then sees the canonical URL).
 ``request.meta["dont_normalize"] = True`` opts a request out of both.
 
 Stats: ``templates/urls/rewritten`` (requests rewritten before enqueue),
-``templates/urls/rescheduled`` (rewritten in the downloader), ``templates/urls/dropped``,
-``templates/urls/bytes_saved`` (mean response size of the host, per dropped request) and
+``templates/urls/rescheduled`` (rewritten in the downloader), ``templates/urls/dropped``
+(all drops), split into ``…/dropped/fetched`` (the page was downloaded already),
+``…/dropped/requested`` (it is requested and on its way) and ``…/dropped/repeats`` (a URL
+dropped or rewritten before, which Scrapy's dupefilter would have dropped by itself),
+``templates/urls/bytes_saved`` (the host's mean response size, per ``dropped/fetched``) and
 ``templates/urls/deferred`` (requests of a duplicate-prone form with no rule yet, sent to the
 back of the queue so that their rule can be learned first: by the spider middleware as they
 are enqueued, and once by the downloader middleware for those queued before the host's rules
@@ -56,10 +59,20 @@ def _rewritten(request: Request, verdict: Verdict) -> Request:
 
 
 def _count_drop(stats: StatsCollector | None, rules: UrlRules, verdict: Verdict) -> None:
-    if stats is not None:
-        stats.inc_value("templates/urls/dropped")
-        host = rules.guards.guard(verdict.url)
-        stats.inc_value("templates/urls/bytes_saved", int(host.mean_size) if host else 0)
+    """Count a dropped request by why it was dropped; bytes are saved only by a request for a
+    page already downloaded that Scrapy's dupefilter would not have dropped by itself."""
+    if stats is None:
+        return
+    stats.inc_value("templates/urls/dropped")
+    if verdict.repeat:
+        stats.inc_value("templates/urls/dropped/repeats")
+        return
+    if not verdict.fetched:
+        stats.inc_value("templates/urls/dropped/requested")
+        return
+    stats.inc_value("templates/urls/dropped/fetched")
+    host = rules.guards.guard(verdict.url)
+    stats.inc_value("templates/urls/bytes_saved", int(host.mean_size) if host else 0)
 
 
 class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):

@@ -40,11 +40,16 @@ def url_key(url: str) -> int:
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """What to do with a request: ``keep`` it (lowering its priority by ``defer``),
-    ``rewrite`` it to ``url``, or ``drop`` it as a duplicate of the page at ``url``."""
+    ``rewrite`` it to ``url``, or ``drop`` it as a duplicate of the page at ``url``. A drop
+    says whether that page was ``fetched`` already (else it is requested and on its way) and
+    whether the dropped URL is a ``repeat``: a URL this guard had turned away before, which
+    Scrapy's dupefilter would have dropped anyway."""
 
     action: str
     url: str
     defer: int = 0
+    fetched: bool = False
+    repeat: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,8 @@ class HostGuard(Generic[T]):
     # a URL requested and not turned away is pending (or done) and needs no second request
     requested: set[int] = field(default_factory=set)
     withdrawn: set[int] = field(default_factory=set)
+    # the keys of the URLs rewritten or dropped so far, as the spider asked for them
+    turned: set[int] = field(default_factory=set)
     responses: int = 0
     bytes: int = 0
 
@@ -133,9 +140,16 @@ class HostGuard(Generic[T]):
         self.decided.append((token, url, canonical))
         if queued:
             self.note_withdrawn(url)
+        asked = url_key(url)
+        # sent towards the scheduler before, or turned away before: the dupefilter would drop
+        # it (a queued request is in ``requested`` by having been sent)
+        repeat = asked in self.turned or (not queued and asked in self.requested)
+        self.turned.add(asked)
         key = url_key(canonical)
-        if key in self.keys or self.is_pending(key):
-            return Verdict(DROP, canonical)
+        if key in self.keys:
+            return Verdict(DROP, canonical, fetched=True, repeat=repeat)
+        if self.is_pending(key):
+            return Verdict(DROP, canonical, repeat=repeat)
         self.requested.add(key)
         return Verdict(REWRITE, canonical)
 

@@ -70,6 +70,12 @@ def test_spider_middleware_drops_what_was_downloaded(crawler: Any) -> None:
     mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
     assert mw.get_processed_request(Request(SID_URL), None) is None
     assert crawler.stats.get_value("templates/urls/dropped") == 1
+    assert crawler.stats.get_value("templates/urls/dropped/fetched") == 1
+    assert crawler.stats.get_value("templates/urls/bytes_saved") == 1006
+    # the same link again: Scrapy's dupefilter would have dropped it, so nothing is saved
+    assert mw.get_processed_request(Request(SID_URL), None) is None
+    assert crawler.stats.get_value("templates/urls/dropped") == 2
+    assert crawler.stats.get_value("templates/urls/dropped/repeats") == 1
     assert crawler.stats.get_value("templates/urls/bytes_saved") == 1006
 
 

@@ -48,6 +48,22 @@ def test_a_variant_of_a_downloaded_page_is_dropped_and_the_saving_estimated() ->
     assert guard.mean_size == 1000
 
 
+def test_a_drop_says_why_and_whether_the_dupefilter_would_have_dropped_it_anyway() -> None:
+    guard = _guard()
+    canonical = guard.canonical(SID_URL)
+    pending = guard.decide(SID_URL, "r1", queued=False)
+    assert pending.action == REWRITE
+    other = SID_URL.replace("abc", "zzz")
+    waiting = guard.decide(other, "r2", queued=False)
+    assert (waiting.action, waiting.fetched, waiting.repeat) == (DROP, False, False)
+    guard.note_download([canonical], 1000, page=True)
+    third = SID_URL.replace("abc", "yyy")
+    fetched = guard.decide(third, "r3", queued=False)
+    assert (fetched.action, fetched.fetched, fetched.repeat) == (DROP, True, False)
+    again = guard.decide(third, "r4", queued=False)  # the same link once more
+    assert (again.action, again.fetched, again.repeat) == (DROP, True, True)
+
+
 def test_a_download_the_spider_never_sees_does_not_make_its_page_downloaded() -> None:
     guard = _guard()
     canonical = guard.canonical(SID_URL)
