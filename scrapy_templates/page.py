@@ -288,11 +288,10 @@ def _decode(html: str | bytes, max_bytes: int, notes: list[str]) -> bytes:
         data = html
     else:
         data = text.encode("utf-8", errors="replace")
-    data = _text_safe(data)
     if len(data) > max_bytes:
         notes.append("truncated")
         data = data[:max_bytes]
-    return data
+    return _text_safe(data)  # after the cut: the work is bounded by max_bytes
 
 
 def _text_safe(data: bytes) -> bytes:

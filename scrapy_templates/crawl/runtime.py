@@ -23,6 +23,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import is_asyncio_available
+from scrapy.utils.url import strip_url
 
 from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.crawl.relearn import Relearner
@@ -30,7 +31,7 @@ from scrapy_templates.crawl.stores import build_store
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.store.base import TemplateStore
 from scrapy_templates.store.memory import MemoryStore
-from scrapy_templates.store.redis import RedisStore, safe_url
+from scrapy_templates.store.redis import RedisStore
 from scrapy_templates.store.resilient import ResilientStore
 from scrapy_templates.templates.evidence import Evidence
 from scrapy_templates.templates.layout import SiteLayouts
@@ -182,9 +183,11 @@ class TemplatesRuntime:
 def _where(store: TemplateStore) -> str:
     """Where ``store`` counts, in the words of the start-up log line."""
     if isinstance(store, RedisStore):
+        url = store.url
+        if "@" in url:  # no password in the log
+            url = strip_url(url, origin_only=False, strip_default_port=False)
         return (
-            f"in Redis at {safe_url(store.url)} (prefix {store.prefix!r}), shared with every "
-            "process that uses it"
+            f"in Redis at {url} (prefix {store.prefix!r}), shared with every process that uses it"
         )
     if isinstance(store, MemoryStore):
         kept = f", kept in {store.path}" if store.path else ""

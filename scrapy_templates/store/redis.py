@@ -278,16 +278,6 @@ def redis_url_problem(url: str) -> str | None:
     return None
 
 
-def safe_url(url: str) -> str:
-    """``url`` with its password replaced by ``***``, for logs."""
-    head, sep, rest = url.partition("://")
-    if not sep or "@" not in rest.split("/", 1)[0]:
-        return url
-    user_info, _, host = rest.partition("@")
-    user = user_info.split(":", 1)[0]
-    return f"{head}://{user}:***@{host}" if ":" in user_info else url
-
-
 class RedisStore:
     """Template counters in Redis (``redis.asyncio``), one Lua call per page.
 

@@ -138,9 +138,9 @@ class HostGuard(Generic[T]):
                 deferral = defer[0]
             return Verdict(KEEP, url, deferral)
         self.decided.append((token, url, canonical))
-        if queued:
-            self.note_withdrawn(url)
         asked = url_key(url)
+        if queued:
+            self.withdrawn.add(asked)  # see note_withdrawn
         # sent towards the scheduler before, or turned away before: the dupefilter would drop
         # it (a queued request is in ``requested`` by having been sent)
         repeat = asked in self.turned or (not queued and asked in self.requested)

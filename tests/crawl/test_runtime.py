@@ -98,3 +98,13 @@ async def test_writes_an_outage_could_not_keep_are_reported(
     assert crawler.stats.get_value("templates/store/writes_lost") == 3
     assert crawler.stats.get_value("templates/store/writes_unmerged") == 2
     assert "2 writes of this crawl were not merged" in caplog.text
+
+
+def test_the_start_line_names_the_store_without_its_password() -> None:
+    from scrapy_templates.crawl.runtime import _where
+    from scrapy_templates.store.redis import RedisStore
+
+    shown = _where(RedisStore("redis://user:secret@h.example:6379/2", prefix="p"))
+    assert shown.startswith("in Redis at redis://h.example:6379/2 (prefix 'p')")
+    assert "secret" not in shown
+    assert "this process's memory" in _where(MemoryStore())
