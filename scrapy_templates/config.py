@@ -326,7 +326,7 @@ class TemplatesConfig:
     url_sample_size: int
     url_min_samples: int
     url_learn_every: int
-    url_simhash_distance: int
+    url_simhash_distance: int | None
     url_min_share: float
     url_o_min: float
     url_dup_rate_min: float

@@ -473,9 +473,10 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "TEMPLATES_URL_SIMHASH_DISTANCE",
-        3,
+        None,
         Whole(0, 3),
-        "Pages whose simhashes differ in at most this many bits are duplicates for learning (0: equal simhashes only). At most 3: near-duplicates are found by splitting the 64-bit simhash into four 16-bit blocks, and only hashes within 3 bits are sure to share one.",
+        none="page simhashes are no duplicate evidence",
+        doc="Pages whose simhashes differ in at most this many bits are duplicates for learning (0: equal simhashes only). Off by default: a whole-page near-duplicate is often a distinct page under a large shared template, and a rule learned from it loses pages; duplicates are found from the content without the template, the page's text, rel=canonical and redirects. At most 3: near-duplicates are found by splitting the 64-bit simhash into four 16-bit blocks, and only hashes within 3 bits are sure to share one.",
     ),
     Setting(
         "TEMPLATES_URL_MIN_SHARE",

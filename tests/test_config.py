@@ -214,12 +214,14 @@ def test_config_is_frozen_and_slotted() -> None:
         (
             "TEMPLATES_URL_SIMHASH_DISTANCE",
             10,
-            "TEMPLATES_URL_SIMHASH_DISTANCE = 10 is not allowed: a whole number from 0 to 3",
+            "TEMPLATES_URL_SIMHASH_DISTANCE = 10 is not allowed: None (page simhashes are no "
+            "duplicate evidence) or a whole number from 0 to 3",
         ),
         (
             "TEMPLATES_URL_SIMHASH_DISTANCE",
             4,
-            "TEMPLATES_URL_SIMHASH_DISTANCE = 4 is not allowed: a whole number from 0 to 3",
+            "TEMPLATES_URL_SIMHASH_DISTANCE = 4 is not allowed: None (page simhashes are no "
+            "duplicate evidence) or a whole number from 0 to 3",
         ),
         (
             "TEMPLATES_LOCK_TTL",
@@ -314,7 +316,8 @@ def test_every_value_not_allowed_is_reported_in_one_error() -> None:
         "3 scrapy-templates settings are not allowed:",
         "  TEMPLATES_ALGORITHM = 'lokal' is not allowed: 'local' or 'global'",
         "  TEMPLATES_MIN_SHARE = 1.5 is not allowed: a number from 0 to 1",
-        "  TEMPLATES_URL_SIMHASH_DISTANCE = 10 is not allowed: a whole number from 0 to 3",
+        "  TEMPLATES_URL_SIMHASH_DISTANCE = 10 is not allowed: None (page simhashes are no "
+        "duplicate evidence) or a whole number from 0 to 3",
     ]
 
 

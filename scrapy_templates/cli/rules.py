@@ -180,7 +180,12 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     learn.add_argument("samples", type=Path, help="JSON-lines file of samples or items")
     learn.add_argument("-o", "--output", type=Path, help="write the rule sets (JSON) here")
     learn.add_argument(
-        "--distance", type=int, default=3, help="simhash bits for near-duplicates (0-3)"
+        "--distance",
+        type=int,
+        choices=range(4),
+        default=None,
+        help="also join pages whose simhashes differ in at most this many bits (0-3; "
+        "default: page simhashes are no duplicate evidence, as in a crawl)",
     )
     learn.add_argument("--fpr-max", type=float, default=_DEFAULTS.fpr_max)
     learn.add_argument("--o-min", type=float, default=_DEFAULTS.o_min)

@@ -1,11 +1,13 @@
 """Duplicate clusters, the training data of the URL learner (``003_…`` §3).
 
-Two URLs are in one cluster when their pages have the same text (exact hash) or the same body
-bytes, page simhashes within ``distance`` bits (near-duplicates, found with the block
-permutation trick: four 16-bit blocks, so two hashes within three bits share a block), a
-``rel=canonical`` link between them on the same host, or a redirect from one to the other on
-the same host. A URL seen without any of these is a cluster of its own: unique pages are what
-the false-positive test of the learner measures rules against.
+Two URLs are in one cluster when their pages have the same content (the hash of the text
+without its template pagelets) or the same text (markup aside), a ``rel=canonical`` link
+between them on the same host, or a redirect from one to the other on the same host. Page
+simhashes join pages only when asked (``distance``): a whole-page near-duplicate is often a
+distinct page under a large shared template (two entries of a reference that differ in a few
+words under the same section menu), and a rule learned from such a pair loses pages. A URL
+seen without any of these is a cluster of its own: unique pages are what the
+false-positive test of the learner measures rules against.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ class Sample:
     url: str
     simhash: int | None = None
     text_hash: str | None = None
-    body_hash: str | None = None
+    page_hash: str | None = None
     canonical: str | None = None
     redirects: tuple[str, ...] = ()
     cluster: str | None = None
@@ -40,7 +42,7 @@ class Sample:
             self.url,
             self.simhash if self.simhash is not None else other.simhash,
             self.text_hash or other.text_hash,
-            self.body_hash or other.body_hash,
+            self.page_hash or other.page_hash,
             self.canonical or other.canonical,
             self.redirects or other.redirects,
             self.cluster or other.cluster,
@@ -50,7 +52,7 @@ class Sample:
         data: dict[str, Any] = {"url": self.url}
         if self.simhash is not None:
             data["simhash"] = f"{self.simhash:016x}"
-        for name in ("text_hash", "body_hash", "canonical", "cluster"):
+        for name in ("text_hash", "page_hash", "canonical", "cluster"):
             if (value := getattr(self, name)) is not None:
                 data[name] = value
         if self.redirects:
@@ -88,8 +90,10 @@ class Sample:
         if not isinstance(redirects, list) or not all(isinstance(r, str) for r in redirects):
             raise ValueError("'redirects' must be a list of URLs")
         fields = {}
-        for name in ("text_hash", "body_hash", "canonical", "cluster"):
-            value = data.get(name)
+        for name in ("text_hash", "page_hash", "canonical", "cluster"):
+            # samples written before the page hash was taken from the text carry a body hash
+            value = data.get("body_hash") if name == "page_hash" else None
+            value = data.get(name, value)
             if value is not None and not isinstance(value, (str, int)):
                 raise ValueError(f"{name!r} must be a string")
             fields[name] = None if value is None else str(value)
@@ -145,9 +149,11 @@ def near_duplicate_pairs(hashes: Sequence[int], distance: int) -> Iterable[tuple
 
 
 def duplicate_clusters(
-    samples: Iterable[Sample], *, distance: int = 3
+    samples: Iterable[Sample], *, distance: int | None = None
 ) -> tuple[list[str], list[int]]:
-    """Distinct URLs of ``samples`` and the duplicate-cluster number of each."""
+    """Distinct URLs of ``samples`` and the duplicate-cluster number of each; ``distance``:
+    pages whose simhashes differ in at most this many bits are joined too (``None``: page
+    simhashes are not duplicate evidence)."""
     uf = _UnionFind()
     by_key: dict[tuple[str, str], str] = {}
     simhashes: dict[int, str] = {}
@@ -156,19 +162,19 @@ def duplicate_clusters(
         host = _host(s.url)
         for kind, key in (
             ("text", s.text_hash),
-            ("body", s.body_hash),
+            ("page", s.page_hash),
             ("cluster", s.cluster),
         ):
             if key is not None:
                 first = by_key.setdefault((kind, key), s.url)
                 uf.union(first, s.url)
-        if s.simhash is not None:
+        if s.simhash is not None and distance is not None:
             uf.union(simhashes.setdefault(s.simhash, s.url), s.url)
         for other in (s.canonical, *s.redirects):
             if other and other != s.url and _host(other) == host:
                 uf.union(other, s.url)
     values = list(simhashes)
-    if distance > 0:
+    if distance:
         for a, b in near_duplicate_pairs(values, distance):
             uf.union(simhashes[values[a]], simhashes[values[b]])
     urls = sorted(uf.parent)

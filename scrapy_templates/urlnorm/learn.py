@@ -150,7 +150,7 @@ def learn_from_samples(
     *,
     site: str = "",
     version: int = 1,
-    distance: int = 3,
+    distance: int | None = None,
     config: LearnConfig | None = None,
 ) -> LearnReport:
     """Duplicate clusters of ``samples`` (:mod:`.clusters`), then :func:`learn_rules`."""

@@ -34,6 +34,25 @@ def content_hash(content: str) -> str | None:
     return hashlib.blake2b(content.encode("utf-8"), digest_size=8).hexdigest()
 
 
+# what a reader never sees: scripts, styles, comments, then every tag with its attributes
+_HIDDEN = re.compile(
+    rb"<(script|style|noscript|template)\b.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL
+)
+_TAG = re.compile(rb"<[^>]*>")
+_SPACE = re.compile(rb"\s+")
+
+
+def page_hash(body: bytes) -> str | None:
+    """Hash of a page's text with the markup left out, taken at download: two URLs whose
+    pages read alike are duplicates even when every link carries a fresh session id (an
+    attribute), and this evidence needs no parse and no template. Pages with less than
+    :data:`MIN_CONTENT_CHARS` of text have no hash (an empty shell says nothing)."""
+    text = _SPACE.sub(b" ", _TAG.sub(b" ", _HIDDEN.sub(b" ", body))).strip()
+    if len(text) < MIN_CONTENT_CHARS:
+        return None
+    return hashlib.blake2b(text, digest_size=8).hexdigest()
+
+
 _CANONICAL = re.compile(
     rb"""<link\b[^>]*\brel\s*=\s*["']?[^"'>]*\bcanonical\b[^>]*>""", re.IGNORECASE
 )
@@ -57,7 +76,7 @@ def head_canonical(body: bytes, url: str) -> str | None:
 
 def encode_sample(site: str, sample: Sample) -> str:
     """The compact form a sample is stored in: a JSON array ``[url, simhash, text_hash,
-    body_hash, canonical, redirects]`` without trailing empty fields, where a URL on the site
+    page_hash, canonical, redirects]`` without trailing empty fields, where a URL on the site
     itself loses its origin (``/path`` for ``http://site/path``, ``s/path`` for https) —
     about half the size of the sample's JSON object, which matters when thousands are kept
     per site."""
@@ -70,7 +89,7 @@ def encode_sample(site: str, sample: Sample) -> str:
         url,
         None if sample.simhash is None else f"{sample.simhash:016x}",
         sample.text_hash,
-        sample.body_hash,
+        sample.page_hash,
         sample.canonical,
         list(sample.redirects) or None,
     ]
@@ -97,7 +116,7 @@ def decode_sample(site: str, text: str) -> Sample:
         url = f"http://{site}{url}"
     elif url.startswith("s/"):
         url = f"https://{site}{url[1:]}"
-    names = ("simhash", "text_hash", "body_hash", "canonical", "redirects")
+    names = ("simhash", "text_hash", "page_hash", "canonical", "redirects")
     if len(data) > len(names) + 1:
         raise ValueError(f"a stored sample has at most {len(names) + 1} fields")
     record: dict[str, Any] = {"url": url}

@@ -24,6 +24,21 @@ def test_near_duplicate_simhashes_join_distant_ones_do_not() -> None:
     assert not _same(urls, clusters, "http://h/a", "http://h/c")
 
 
+def test_page_simhashes_are_no_evidence_unless_asked() -> None:
+    """Whole-page near-duplicates are often distinct pages under one large template; equal
+    simhashes too (a hash of the words' weights, not of the words)."""
+    base = 0x0123456789ABCDEF
+    samples = [
+        Sample("http://h/ref/max.html", simhash=base, text_hash="max"),
+        Sample("http://h/ref/min.html", simhash=base ^ 0b1, text_hash="min"),
+        Sample("http://h/ref/size.html", simhash=base, text_hash="size"),
+    ]
+    _, clusters = duplicate_clusters(samples)
+    assert len(set(clusters)) == 3
+    _, clusters = duplicate_clusters(samples, distance=1)
+    assert len(set(clusters)) == 1
+
+
 def test_near_pairs_found_across_every_block() -> None:
     base = 0xFFFF_0000_FFFF_0000
     hashes = [base, base ^ (1 << 63), base ^ 1 ^ (1 << 20) ^ (1 << 40)]
@@ -34,8 +49,8 @@ def test_exact_text_body_canonical_and_redirects() -> None:
     samples = [
         Sample("http://h/a?sid=1", text_hash="t1"),
         Sample("http://h/a?sid=2", text_hash="t1"),
-        Sample("http://h/p/1", body_hash="b9"),
-        Sample("http://h/p/1/", body_hash="b9"),
+        Sample("http://h/p/1", page_hash="b9"),
+        Sample("http://h/p/1/", page_hash="b9"),
         Sample("http://h/print/x", canonical="http://h/x"),
         Sample("http://h/new", redirects=("http://h/old",)),
         Sample("http://h/y", canonical="http://other.example/y"),
@@ -84,7 +99,7 @@ def test_exported_items_are_samples() -> None:
 
 def test_samples_of_one_url_merge_into_one() -> None:
     download = Sample(
-        "http://h/a", body_hash="b1", canonical="http://h/a", redirects=("http://h/x",)
+        "http://h/a", page_hash="b1", canonical="http://h/a", redirects=("http://h/x",)
     )
     item = Sample("http://h/a", simhash=0, text_hash="t1")
     both = download.merged(item)

@@ -1,3 +1,4 @@
+import random
 from collections import defaultdict
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -75,6 +76,23 @@ def test_figure_7_circles_and_shared_sources_give_one_destination() -> None:
     # pages seen in one format only are generalised to, and kept apart in, the same format
     singles = {ruleset.apply(f"http://c.example/item/{i}") for i in range(30, 60)}
     assert len(singles) == 30
+
+
+def test_near_duplicate_pages_under_a_large_template_do_not_merge() -> None:
+    """Two entries of a reference (``min`` and ``max`` of each class) read alike under the
+    same section menu: their page simhashes are a bit apart, their content differs. Content
+    is the evidence by default; with simhashes as evidence the learner merges the entries."""
+    rng = random.Random(1)
+    samples = []
+    for cls in range(40):
+        page = rng.getrandbits(64)
+        for flip, name in enumerate(("min", "max")):
+            url = f"http://ref.test/engine/{cls}/{name}.html"
+            samples.append(Sample(url, simhash=page ^ flip, text_hash=f"{cls}-{name}"))
+    url = "http://ref.test/engine/3/min.html"
+    assert learn_from_samples(samples).ruleset.apply(url) == url
+    hazard = learn_from_samples(samples, distance=3).ruleset
+    assert hazard.apply(url) == "http://ref.test/engine/3/max.html"
 
 
 def test_unrelated_urls_are_left_alone() -> None:

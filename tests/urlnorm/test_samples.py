@@ -13,6 +13,7 @@ from scrapy_templates.urlnorm.samples import (
     decode_sample,
     encode_sample,
     head_canonical,
+    page_hash,
 )
 from tests.mutations import mutated_json
 
@@ -26,7 +27,7 @@ _urls = st.sampled_from(
     url=_urls,
     simhash=st.none() | st.integers(0, 2**64 - 1),
     text_hash=st.none() | _hex,
-    body_hash=st.none() | _hex,
+    page_hash=st.none() | _hex,
     canonical=st.none() | _urls,
     redirects=st.lists(_urls, max_size=2).map(tuple),
 )
@@ -34,16 +35,16 @@ def test_samples_round_trip(
     url: str,
     simhash: int | None,
     text_hash: str | None,
-    body_hash: str | None,
+    page_hash: str | None,
     canonical: str | None,
     redirects: tuple[str, ...],
 ) -> None:
-    sample = Sample(url, simhash, text_hash, body_hash, canonical, redirects)
+    sample = Sample(url, simhash, text_hash, page_hash, canonical, redirects)
     assert decode_sample("h.test:8080", encode_sample("h.test:8080", sample)) == sample
 
 
 def test_stored_form_is_compact_and_old_objects_still_read() -> None:
-    sample = Sample("https://h.test/docs/a.html", body_hash="ffd43f649cd72a3c")
+    sample = Sample("https://h.test/docs/a.html", page_hash="ffd43f649cd72a3c")
     stored = encode_sample("h.test", sample)
     assert stored == '["s/docs/a.html",null,null,"ffd43f649cd72a3c"]'
     assert len(stored) < len(sample.to_json()) * 0.7
@@ -93,13 +94,28 @@ def test_short_content_has_no_hash_and_equal_content_one_hash() -> None:
     assert content_hash(text) != content_hash(text + "!")
 
 
+def test_page_hash_reads_the_text_not_the_markup() -> None:
+    said = "The harbour council met on Tuesday to discuss ferries."
+
+    def page(sid: str, words: str = said) -> bytes:
+        return (
+            f'<html><head><script>var sid="{sid}";</script><style>a{{}}</style></head><body>'
+            f'<!-- served for {sid} --><nav><a href="/?sid={sid}">Home</a></nav>'
+            f"<p class='{sid}'>{words}</p></body></html>"
+        ).encode()
+
+    assert page_hash(page("a1")) == page_hash(page("b2"))  # session ids in attributes
+    assert page_hash(page("a1")) != page_hash(page("a1", "The harbour council met on Monday."))
+    assert page_hash(b"<html><body><p>Loading</p></body></html>") is None
+
+
 _STORED = encode_sample(
     "h.test",
     Sample(
         "http://h.test/a?b=1",
         0x1234,
         text_hash="ab",
-        body_hash="cd",
+        page_hash="cd",
         canonical="http://h.test/a",
         redirects=("http://h.test/r",),
     ),
