@@ -93,3 +93,23 @@ def test_url_rules_work_with_the_template_pipeline_disabled(
         + result.stats.get("templates/urls/dropped", 0)
         > 0
     )
+
+
+def test_a_session_id_site_is_crawled_once_and_no_page_is_lost(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Every link carries a fresh ``?sid=``: without rules the crawl never ends (the page
+    limit stops it). Articles read alike under a large section menu, and none may merge."""
+    from tests.sites.sessions import ARTICLES, SECTIONS, SessionSite, page_key
+
+    with SessionSite() as site:
+        result = run_crawl(
+            tmp_path_factory.mktemp("sessions"),
+            start=site.url,
+            CONCURRENT_REQUESTS=1,
+            CLOSESPIDER_PAGECOUNT=1000,
+        )
+    pages = {page_key(item["url"]) for item in result.items}
+    assert len(pages) == ARTICLES + len(SECTIONS) + 1
+    assert result.stats["downloader/response_count"] <= 120
+    assert len(result.items) <= 90

@@ -1,0 +1,1 @@
+"""Small local web sites that tests and benchmarks crawl (never the internet)."""
