@@ -45,6 +45,15 @@ _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 PARENT_ENV = "SCRAPY_TEMPLATES_WORKER_PARENT"
 
 
+def worker_count(value: int | None) -> int:
+    """``TEMPLATES_PARSE_WORKERS``: ``None`` is one worker when this process may run on more
+    than one CPU."""
+    if value is not None:
+        return value
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 1 if (cpus or 1) > 1 else 0
+
+
 class WorkerUnavailable(RuntimeError):
     """No worker could parse the page (none running, or it died or failed on the page)."""
 
@@ -127,15 +136,26 @@ def _frame(message: Any) -> bytes:
 
 
 def serve(requests: BinaryIO, replies: BinaryIO) -> None:
-    """The worker's loop: answer requests until the input ends."""
+    """The worker's loop: answer requests until the input ends. A request is a page to
+    parse, ``(ident, "parse", html, url, options)``, or a host's URL-rule work,
+    ``(ident, "urls", job)``, answered by the worker's own keyring (see
+    :mod:`scrapy_templates.urlnorm.jobs`)."""
+    keyring = None
+    reply: tuple[Any, ...]
     while True:
         try:
-            ident, html, url, options = _read(requests)
+            ident, kind, *args = _read(requests)
         except EOFError:
             return
         try:
-            reply = (ident, *answer(html, url, options))
-        except Exception as exc:  # the caller parses this page itself
+            if kind == "urls":
+                from scrapy_templates.urlnorm.jobs import Keyring
+
+                keyring = keyring or Keyring()
+                reply = (ident, "keyed", keyring.run(args[0]))
+            else:
+                reply = (ident, *answer(*args))
+        except Exception as exc:  # the caller does this work itself
             reply = (ident, "error", f"{type(exc).__name__}: {exc}")
         replies.write(_frame(reply))
         replies.flush()
@@ -146,7 +166,7 @@ class _Worker:
 
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
-        self.pending: dict[int, asyncio.Future[Page]] = {}
+        self.pending: dict[int, asyncio.Future[Any]] = {}
         self.alive = True
         self.ready = False
         # when the page at the head of ``pending`` reached the worker (as far as the crawl
@@ -154,10 +174,10 @@ class _Worker:
         self.head_since = time.monotonic()
         self.reader = asyncio.ensure_future(self._read_replies())
 
-    def send(self, ident: int, message: bytes) -> asyncio.Future[Page]:
+    def send(self, ident: int, message: bytes) -> asyncio.Future[Any]:
         if not self.alive or self.process.stdin is None:
             raise WorkerUnavailable("worker exited")
-        future: asyncio.Future[Page] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         if not self.pending:
             self.head_since = time.monotonic()
         self.pending[ident] = future
@@ -169,7 +189,8 @@ class _Worker:
         return self.alive and bool(self.pending) and now - self.head_since > deadline
 
     def kill(self, deadline: float) -> None:
-        """Stop a worker stuck on a page: that page fails with ``parse-timeout``, the pages
+        """Stop a worker stuck on a request: a page fails with ``parse-timeout`` (any request
+        at all with a :class:`~scrapy_templates.page.PageError` of that reason), the requests
         behind it go back to their callers."""
         with contextlib.suppress(ProcessLookupError):
             self.process.kill()
@@ -198,6 +219,8 @@ class _Worker:
                     continue
                 if kind == "page":
                     future.set_result(_from_wire(rest[0]))
+                elif kind == "keyed":
+                    future.set_result(rest[0])
                 elif kind == "page-error":
                     future.set_exception(PageError(rest[0], rest[1]))
                 else:
@@ -229,15 +252,19 @@ class _Worker:
 
 
 class WorkerPool:
-    """``size`` parse workers, each page sent to the one with the fewest pages in hand.
+    """``size`` workers, each request sent to the one with the fewest in hand; ``role``
+    names them in the log (``parse``, ``URL-rule``).
 
     A worker that dies is replaced, at most ``max_restarts`` times in all; after that the
     pool has no workers and every :meth:`parse` raises :class:`WorkerUnavailable`. A worker
     killed for taking more than ``deadline`` seconds on a page is replaced without counting
     against ``max_restarts`` (``timeouts`` counts them)."""
 
-    def __init__(self, size: int, max_restarts: int = 3, deadline: float = 30.0) -> None:
+    def __init__(
+        self, size: int, max_restarts: int = 3, deadline: float = 30.0, role: str = "parse"
+    ) -> None:
         self.size = size
+        self.role = role
         self.restarts_left = max_restarts
         self.deadline = deadline
         self.workers: list[_Worker] = []
@@ -267,8 +294,9 @@ class WorkerPool:
             for worker in self.workers:
                 if worker.overdue(self.deadline, now):
                     logger.warning(
-                        "scrapy-templates: a parse worker spent over %gs on one page; "
+                        "scrapy-templates: a %s worker spent over %gs on one request; "
                         "killing it and starting another",
+                        self.role,
                         self.deadline,
                     )
                     worker.kill(self.deadline)
@@ -293,7 +321,7 @@ class WorkerPool:
         except (OSError, NotImplementedError) as exc:
             # NotImplementedError: an event loop without subprocesses (a selector loop on
             # Windows); pages are then parsed in the crawl's thread
-            logger.warning("scrapy-templates: could not start a parse worker: %r", exc)
+            logger.warning("scrapy-templates: could not start a %s worker: %r", self.role, exc)
             return None
         self.started += 1
         return _Worker(process)
@@ -307,15 +335,15 @@ class WorkerPool:
             await asyncio.gather(*(w.close(1.0) for w in dead))
             while len(self.workers) < self.size and self.restarts_left > 0 and not self._closed:
                 self.restarts_left -= 1
-                logger.warning("scrapy-templates: a parse worker exited; starting another")
+                logger.warning("scrapy-templates: a %s worker exited; starting another", self.role)
                 worker = await self._spawn()
                 if worker is not None:
                     self.workers.append(worker)
         if not self.workers:
-            raise WorkerUnavailable("no parse worker running")
+            raise WorkerUnavailable(f"no {self.role} worker running")
         ready = [w for w in self.workers if w.ready]
         if not ready:
-            raise WorkerStarting("the parse workers are starting")
+            raise WorkerStarting(f"the {self.role} workers are starting")
         return min(ready, key=lambda w: len(w.pending))
 
     async def until_ready(self) -> None:
@@ -328,9 +356,19 @@ class WorkerPool:
         """The page, parsed and detached in a worker; raises :class:`PageError` as
         :func:`~scrapy_templates.page.parse_page` would, :class:`WorkerUnavailable` when no
         worker could answer (:class:`WorkerStarting` while none has started yet)."""
+        page: Page = await self._call("parse", html, url, options)
+        return page
+
+    async def run_url_job(self, job: Any) -> Any:
+        """A :class:`~scrapy_templates.urlnorm.jobs.UrlJob` done by a worker's keyring: its
+        :class:`~scrapy_templates.urlnorm.jobs.Keyed` answer; raises
+        :class:`WorkerUnavailable` as :meth:`parse` does (the caller does the job itself)."""
+        return await self._call("urls", job)
+
+    async def _call(self, kind: str, *args: Any) -> Any:
         worker = await self._worker()
         self._ident += 1
-        return await worker.send(self._ident, _frame((self._ident, html, url, options)))
+        return await worker.send(self._ident, _frame((self._ident, kind, *args)))
 
     async def close(self, timeout: float = 5.0) -> None:
         self._closed = True

@@ -65,8 +65,8 @@ def same_page(a: Page, b: Page) -> None:
 
 def test_serve_answers_pages_and_page_errors_in_order() -> None:
     requests = io.BytesIO(
-        _frame((1, HTML, "http://s/p", ParseOptions()))
-        + _frame((2, b"%PDF-1.4 binary", "http://s/f.pdf", ParseOptions()))
+        _frame((1, "parse", HTML, "http://s/p", ParseOptions()))
+        + _frame((2, "parse", b"%PDF-1.4 binary", "http://s/f.pdf", ParseOptions()))
     )
     replies = io.BytesIO()
     serve(requests, replies)
@@ -256,3 +256,19 @@ def test_a_worker_whose_crawl_is_killed_exits() -> None:
         assert crawl.stdin is not None
         crawl.stdin.close()
         crawl.stdout.close()
+
+
+async def test_a_worker_does_url_rule_jobs_with_a_keyring_of_its_own() -> None:
+    from scrapy_templates.urlnorm.jobs import Keyring, UrlJob
+    from scrapy_templates.urlnorm.rules import RuleSet
+
+    url = "http://h.test/a?sid=1"
+    job = UrlJob("h.test", 1, [], [url], 0, published=RuleSet("h.test", 1, [], {}))
+    here = Keyring().run(job)
+    async with running(1) as pool:
+        await pool.until_ready()
+        there = await pool.run_url_job(job)
+        assert (there.added, there.full, there.held) == (here.added, True, 1)
+        # the worker kept the URL: the next job answers with what changed
+        again = await pool.run_url_job(UrlJob("h.test", 2, [], [], 1, published=job.published))
+        assert (again.full, again.added, again.removed) == (False, [], [])

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -26,7 +25,13 @@ from scrapy_templates.sites import page_id
 from scrapy_templates.store.base import Observation, StoreError
 from scrapy_templates.templates.marking import MarkSettings, PageCounts, PageMarks, decide_page
 from scrapy_templates.urlnorm.samples import content_hash as text_hash
-from scrapy_templates.workers import ParseOptions, WorkerPool, WorkerStarting, WorkerUnavailable
+from scrapy_templates.workers import (
+    ParseOptions,
+    WorkerPool,
+    WorkerStarting,
+    WorkerUnavailable,
+    worker_count,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +61,7 @@ class TemplatePipeline:
         self.site_of = config.site_function()
         self.max_bytes = config.max_html_bytes
         self.max_tags = config.max_tags
-        workers = _worker_count(config.parse_workers)
+        workers = worker_count(config.parse_workers)
         self.workers = WorkerPool(workers, deadline=config.parse_timeout) if workers > 0 else None
         self.marking = MarkSettings(
             thresholds(config), config.main_region_share, config.snippet_chars, config.algorithm
@@ -295,15 +300,6 @@ class TemplatePipeline:
         if not self.keep_html:
             del adapter[self.html_field]
         return content_hash
-
-
-def _worker_count(value: int | None) -> int:
-    """``TEMPLATES_PARSE_WORKERS``: ``None`` is one worker when this process may run on more
-    than one CPU."""
-    if value is not None:
-        return value
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return 1 if (cpus or 1) > 1 else 0
 
 
 def _fingerprints(page: Page) -> list[int]:

@@ -139,6 +139,7 @@ class TemplatesRuntime:
         await self.relearner.stop()
         await self.urls.flush(force=True)
         await self.relearner.final()
+        await self.urls.close()
         await self.store.close()
         self._report_lost()
         refused = self.urls.guards.results_refused()

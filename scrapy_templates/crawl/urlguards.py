@@ -17,12 +17,22 @@ from scrapy.crawler import Crawler
 
 from scrapy_templates.sites import host_site
 from scrapy_templates.urlnorm.guard import KEEP, Form, HostGuard, Verdict
+from scrapy_templates.urlnorm.jobs import Keyed
 from scrapy_templates.urlnorm.rules import RuleSet, RuleSetError
 
 logger = logging.getLogger(__name__)
 
 ORIGINAL_URL = "templates_original_url"
 _KEEP_AS_IS = Verdict(KEEP, "")
+
+
+def _problem(ruleset: RuleSet) -> str:
+    """Why ``ruleset`` may not be put in force ('' when it may)."""
+    try:
+        ruleset.validate()
+    except RuleSetError as exc:
+        return str(exc)
+    return ""
 
 
 def load_rules_file(path: str | Path) -> list[RuleSet]:
@@ -88,27 +98,33 @@ class UrlGuards:
         host = self._hosts.get(site)
         return host.ruleset.version if host is not None and host.ruleset is not None else 0
 
-    def install(self, ruleset: RuleSet, *, source: str) -> bool:
-        """Put a validated rule set in force for its host (returns whether it was); fetched
-        URLs are re-keyed under the new rules so that requests for pages already downloaded
-        are recognised, and remembered requests the new rules map to another page are sent
-        again (see :meth:`~scrapy_templates.urlnorm.guard.HostGuard.install`)."""
-        try:
-            ruleset.validate()
-        except RuleSetError as exc:
+    def install(
+        self, ruleset: RuleSet, *, source: str, keyed: tuple[Keyed, int] | None = None
+    ) -> bool:
+        """Put a validated rule set in force for its host (returns whether it was); the
+        host's downloaded pages are keyed under the new rules so that requests for them are
+        recognised — by the keyring's answer ``keyed`` (with the mark of its job), else here —
+        and remembered requests the new rules map to another page are sent again (see
+        :meth:`~scrapy_templates.urlnorm.guard.HostGuard.install`)."""
+        error = keyed[0].error if keyed is not None else _problem(ruleset)
+        if error:
             self._inc("templates/urls/rules_refused")
             logger.error(
                 "scrapy-templates: rule set for %s from %s refused (%s); previous rules stay",
                 ruleset.site,
                 source,
-                exc,
+                error,
             )
             return False
-        replaced = self.host(ruleset.site).ruleset
-        if replaced is not None:
-            self._refused_before += replaced.refused_results
-        for again in self.host(ruleset.site).install(ruleset, resend=self._crawling()):
-            self._resend(again.token, again.url)
+        host = self.host(ruleset.site)
+        if host.ruleset is not None:
+            self._refused_before += host.ruleset.refused_results
+        if keyed is None:
+            again = host.install(ruleset, resend=self._crawling())
+        else:
+            again = host.install_keyed(ruleset, keyed[0], keyed[1], resend=self._crawling())
+        for resend in again:
+            self._resend(resend.token, resend.url)
         if self.stats is not None:
             self.stats.set_value("templates/urls/rules", self.rule_count())
             self.stats.set_value("templates/urls/rules_version", self.max_version())

@@ -5,10 +5,15 @@ What each request becomes is its host's guard's answer
 the guards. The middlewares tell it what was downloaded; the template pipeline hands it a
 sample of every page it marks. Samples are kept in the store (bounded, per host;
 :mod:`~scrapy_templates.crawl.urlsampling` says when a host is learned) so that every process
-learns from the same evidence. Learning runs in a worker thread, and the crawl goes on while
-it runs. Whichever process holds the host's lock in the store learns and publishes the rule
-set with the next version; the others install it when the relearning syncs. Until a host has
-rules, its requests pass untouched.
+learns from the same evidence. Whichever process holds the host's lock in the store learns
+and publishes the rule set with the next version; the others install it when the relearning
+syncs. Until a host has rules, its requests pass untouched.
+
+Learning, and keying the host's downloaded pages under new rules, run in a child process (a
+URL-rule worker, see :mod:`scrapy_templates.workers` and :mod:`scrapy_templates.urlnorm.jobs`)
+so that neither holds the crawl's thread: an install costs the crawl only the keys that
+changed. Without a worker (one CPU, ``TEMPLATES_PARSE_WORKERS = 0``, or one that is starting
+or died) the same work runs in a thread.
 """
 
 from __future__ import annotations
@@ -16,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hashlib
 import logging
 import time
 from collections.abc import Iterable
@@ -32,13 +36,18 @@ from scrapy_templates.sites import host_site
 from scrapy_templates.store.base import StoreError, TemplateStore
 from scrapy_templates.urlnorm.clusters import Sample
 from scrapy_templates.urlnorm.guard import Form
-from scrapy_templates.urlnorm.learn import LearnConfig, learn_from_samples
+from scrapy_templates.urlnorm.jobs import Keyed, Keyring, UrlJob
+from scrapy_templates.urlnorm.learn import LearnConfig
 from scrapy_templates.urlnorm.rules import RuleSet
-from scrapy_templates.urlnorm.samples import decode_sample, head_canonical
+from scrapy_templates.urlnorm.samples import head_canonical, page_hash
+from scrapy_templates.workers import WorkerPool, WorkerUnavailable, worker_count
 
 logger = logging.getLogger(__name__)
 
 _POLL = 0.2
+# a URL-rule worker still busy with one job after this long is replaced (its job then runs in
+# a thread)
+_JOB_DEADLINE = 300.0
 
 
 def learn_config(config: TemplatesConfig) -> LearnConfig:
@@ -78,6 +87,13 @@ class UrlRules:
         )
         self._store: TemplateStore | None = None
         self._owner = ""
+        self.keyring = Keyring()
+        self.pool = (
+            WorkerPool(1, deadline=_JOB_DEADLINE, role="URL-rule")
+            if worker_count(config.parse_workers) > 0 and self.enabled
+            else None
+        )
+        self._jobs: dict[str, asyncio.Lock] = {}
         self._learning: dict[str, asyncio.Task[None]] = {}
         self._waiting: dict[str, asyncio.Future[None]] = {}
         self.forms = FormHolds(self, self._inc)
@@ -135,7 +151,7 @@ class UrlRules:
         to_spider: bool = True,
     ) -> None:
         """Record a download: for the was-fetched test, the size estimate, and (for HTML) a
-        sample with what the download alone tells — the body hash, the ``rel=canonical`` of
+        sample with what the download alone tells — the hash of its text, the ``rel=canonical`` of
         the head and the redirects that led here — so that this evidence reaches the learner
         at once, not after the page has waited its turn in the spider and the pipeline.
         A download the spider never sees (``to_spider`` false: the template bootstrap's) is
@@ -149,7 +165,7 @@ class UrlRules:
         same_host = tuple(r for r in redirects if host_site(r) == site)
         sample = Sample(
             final_url,
-            body_hash=hashlib.blake2b(body, digest_size=8).hexdigest(),
+            page_hash=page_hash(body),
             canonical=head_canonical(body, final_url),
             redirects=same_host,
         )
@@ -201,31 +217,60 @@ class UrlRules:
             if ruleset is not None:
                 await self._install_published(ruleset)
 
-    async def _install_published(
-        self, ruleset: RuleSet, samples: list[Sample] | None = None
-    ) -> None:
+    async def _install_published(self, ruleset: RuleSet, lines: list[str] | None = None) -> None:
         """Install a published rule set; pages that other processes downloaded (item samples
-        in the store) count as downloaded here."""
-        if samples is None:
-            samples = await self._samples(ruleset.site)
-        self.guards.host(ruleset.site).shared = [x.url for x in samples if x.simhash is not None]
-        if self.guards.install(ruleset, source="store"):
+        in the store, ``lines``) count as downloaded here."""
+        site = ruleset.site
+        async with self._job_lock(site):
+            if lines is None:
+                lines = await self._lines(site)
+            keyed, mark = await self._run_job(site, ruleset.version, lines, ruleset)
+            installed = self.guards.install(ruleset, source="store", keyed=(keyed, mark))
+        if installed:
             logger.info(
                 "scrapy-templates: URL rules of %s v%d (%d rules) from the store",
-                ruleset.site,
+                site,
                 ruleset.version,
                 ruleset.rule_count,
             )
 
-    async def _samples(self, site: str) -> list[Sample]:
-        samples = []
+    def _job_lock(self, site: str) -> asyncio.Lock:
+        """One job at a time per host: each starts from what the previous one installed."""
+        lock = self._jobs.get(site)
+        if lock is None:
+            lock = self._jobs[site] = asyncio.Lock()
+        return lock
+
+    async def _lines(self, site: str) -> list[str]:
         assert self._store is not None
-        for line in await self._store.url_samples(site, self.sampling.cap):
+        return await self._store.url_samples(site, self.sampling.cap)
+
+    async def _run_job(
+        self, site: str, version: int, lines: list[str], published: RuleSet | None
+    ) -> tuple[Keyed, int]:
+        """Learn (or take ``published``) and key the host's pages, in the URL-rule worker or,
+        without one, in a thread; the answer with the mark of the job."""
+        fetched, held, mark = self.guards.host(site).job_input()
+        job = UrlJob(site, version, lines, fetched, held, self.config, self.distance, published)
+        keyed: Keyed | None = None
+        if self.pool is not None:
             try:
-                samples.append(decode_sample(site, line))
-            except ValueError:
-                self._inc("templates/urls/bad_samples")
-        return samples
+                await self.pool.start()
+                keyed = await self.pool.run_url_job(job)
+            except WorkerUnavailable:
+                self._inc("templates/urls/jobs_in_thread")
+        if keyed is None:
+            keyed = await asyncio.to_thread(self.keyring.run, job)
+        if keyed.bad_samples:
+            self._inc("templates/urls/bad_samples", keyed.bad_samples)
+        return keyed, mark
+
+    async def close(self) -> None:
+        """Stop the URL-rule worker (after :meth:`wait_learning`)."""
+        if self.pool is not None:
+            await self.pool.close()
+            if self.pool.lost:
+                self._inc("templates/urls/workers_lost", self.pool.lost)
 
     async def wait_learning(self) -> None:
         """Wait for learning that is under way (at spider close); stop waiting for other
@@ -276,24 +321,24 @@ class UrlRules:
         """Learn rule set ``version`` of ``site`` from the store's samples (``newer``: a
         publication to install first); the rule set to publish, if it was installed."""
         t0 = time.perf_counter()
-        samples = await self._samples(site)
+        lines = await self._lines(site)
         if newer is not None:
-            await self._install_published(newer, samples)
+            await self._install_published(newer, lines)
         host = self.guards.host(site)
-        # pages that became items in any process: downloaded, whoever downloaded them
-        host.shared = [x.url for x in samples if x.simhash is not None]
-        report = await asyncio.to_thread(
-            learn_from_samples,
-            samples,
-            site=site,
-            version=version,
-            distance=self.distance,
-            config=self.config,
-        )
-        before = host.ruleset
-        learned = report.ruleset
-        if not self.guards.install(learned, source="crawl"):
-            return None
+        async with self._job_lock(site):
+            before = host.ruleset
+            keyed, mark = await self._run_job(site, version, lines, None)
+            learned = keyed.ruleset
+            if learned is None:
+                self._inc("templates/urls/rules_refused")
+                logger.error(
+                    "scrapy-templates: rule set learned for %s refused (%s); previous rules stay",
+                    site,
+                    keyed.error,
+                )
+                return None
+            if not self.guards.install(learned, source="crawl", keyed=(keyed, mark)):
+                return None
         same = before.behaves_like(learned) if before is not None else not learned.rules
         self.sampling.learned(site, unchanged=before is not None and same)
         self._inc("templates/urls/learn_count")
@@ -305,10 +350,10 @@ class UrlRules:
             site,
             version,
             learned.rule_count,
-            len(samples),
+            keyed.samples,
             host.responses,
-            len(report.tree.nodes),
-            len(report.candidates),
+            keyed.nodes,
+            keyed.candidates,
             time.perf_counter() - t0,
         )
         for rule in learned.rules.values():

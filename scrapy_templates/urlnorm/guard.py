@@ -10,14 +10,15 @@ Scrapy, no store; the requests it remembers are opaque tokens of the caller's.
 
 from __future__ import annotations
 
-import hashlib
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
+from scrapy_templates.urlnorm.jobs import Keyed
 from scrapy_templates.urlnorm.rules import RuleSet
+from scrapy_templates.urlnorm.url import url_key
 
 T = TypeVar("T")
 
@@ -30,11 +31,6 @@ DROP = "drop"
 REMEMBERED = 5_000
 
 Form = tuple[str, str, tuple[str, ...]]
-
-
-def url_key(url: str) -> int:
-    """A 64-bit key of a URL: what the bookkeeping sets hold instead of the URL."""
-    return int.from_bytes(hashlib.blake2b(url.encode("utf-8"), digest_size=8).digest(), "big")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,16 +61,22 @@ class Resend(Generic[T]):
 class HostGuard(Generic[T]):
     """One host's rules in force and the bookkeeping of its URLs (see the module docstring).
 
-    ``fetched``: URLs downloaded in this process; ``shared``: pages that became items in any
-    process (from the store's samples); ``keys``: the keys of both, as themselves and in
-    their canonical form under the rules in force."""
+    Downloaded pages are known by three sets of keys: ``raw``, the URLs themselves (in this
+    process and, from the store's samples, in any); ``canonical``, their canonical forms
+    under the rules in force, kept up to date by a :class:`~.jobs.Keyring` (which holds the
+    URLs) through :meth:`job_input` and :meth:`install_keyed`; and ``fresh``, the canonical
+    forms of the pages downloaded since the keyring last heard of them. An install so costs
+    O(keys that changed + pages downloaded while the rules were learned)."""
 
     ruleset: RuleSet | None = None
     fetched: list[str] = field(default_factory=list)
     shared: list[str] = field(default_factory=list)
-    keys: set[int] = field(default_factory=set)
-    # the shared URLs whose keys are in ``keys``
-    keyed_shared: set[str] = field(default_factory=set)
+    raw: set[int] = field(default_factory=set)
+    canonical_keys: set[int] = field(default_factory=set)
+    fresh: set[int] = field(default_factory=set)
+    # how many of ``fetched`` the keyring was sent, and how many URLs it said it holds
+    sent: int = 0
+    held: int = 0
     decided: deque[tuple[T, str, str]] = field(default_factory=lambda: deque(maxlen=REMEMBERED))
     # URLs sent towards the scheduler, and those of them a downloader-side rule turned away:
     # a URL requested and not turned away is pending (or done) and needs no second request
@@ -113,7 +115,10 @@ class HostGuard(Generic[T]):
 
     def was_fetched(self, url: str) -> bool:
         """Whether a page whose canonical URL is ``url`` has been downloaded."""
-        return url_key(url) in self.keys
+        return self._downloaded(url_key(url))
+
+    def _downloaded(self, key: int) -> bool:
+        return key in self.canonical_keys or key in self.fresh or key in self.raw
 
     def decide(
         self, url: str, token: T, *, queued: bool, defer: tuple[int, float] | None = None
@@ -146,7 +151,7 @@ class HostGuard(Generic[T]):
         repeat = asked in self.turned or (not queued and asked in self.requested)
         self.turned.add(asked)
         key = url_key(canonical)
-        if key in self.keys:
+        if self._downloaded(key):
             return Verdict(DROP, canonical, fetched=True, repeat=repeat)
         if self.is_pending(key):
             return Verdict(DROP, canonical, repeat=repeat)
@@ -177,35 +182,49 @@ class HostGuard(Generic[T]):
         if page:
             for url in urls:
                 self.fetched.append(url)
-                self.keys.add(url_key(url))
-                if self.ruleset is not None:
-                    self.keys.add(url_key(self.ruleset.apply(url)))
+                self.raw.add(url_key(url))
+                self.fresh.add(url_key(self.canonical(url)))
+
+    def job_input(self) -> tuple[list[str], int, int]:
+        """What a :class:`~.jobs.UrlJob` for this host carries: the URLs downloaded that the
+        keyring has not had, how many URLs it holds, and the mark to give
+        :meth:`install_keyed` back."""
+        return self.fetched[self.sent :], self.held, len(self.fetched)
+
+    def install_keyed(
+        self, ruleset: RuleSet, keyed: Keyed, mark: int, *, resend: bool
+    ) -> list[Resend[T]]:
+        """Put ``ruleset`` in force with the keyring's answer to the job made at ``mark`` (see
+        :meth:`job_input`); returns the remembered requests to send again, as
+        :meth:`install` does. A keyring that started afresh without being sent every URL
+        (its process was replaced) is sent them all with the next job."""
+        if keyed.full:
+            self.canonical_keys = set(keyed.added)
+            self.sent = mark if self.held == 0 and self.sent == 0 else 0
+        else:
+            self.canonical_keys.difference_update(keyed.removed)
+            self.canonical_keys.update(keyed.added)
+            self.sent = mark
+        self.held = keyed.held
+        return self._put_in_force(ruleset, resend)
 
     def install(self, ruleset: RuleSet, *, resend: bool) -> list[Resend[T]]:
-        """Put ``ruleset`` in force. A rule set that maps every URL as the one in force keys
-        only the shared pages that are new; another is keyed afresh (a key that an earlier,
-        worse rule set produced must not keep a page "downloaded" that never was), and the
-        remembered requests it maps to another page come back to be sent again (when
-        ``resend``: while the crawl runs) unless that page is downloaded or pending."""
+        """Put ``ruleset`` in force, keying every downloaded page here (O(pages): for rule
+        sets known before the crawl, and tests; a crawl keys through :meth:`install_keyed`).
+        Returns the remembered requests that ``ruleset`` maps to another page than before and
+        whose page is neither downloaded nor pending, when ``resend`` (the crawl runs)."""
+        self.canonical_keys = {url_key(ruleset.apply(u)) for u in (*self.fetched, *self.shared)}
+        self.raw.update(url_key(u) for u in self.shared)
+        self.sent = self.held = 0
+        return self._put_in_force(ruleset, resend)
+
+    def _put_in_force(self, ruleset: RuleSet, resend: bool) -> list[Resend[T]]:
+        """The rules change: the pages downloaded since the keyring's job are keyed under
+        them, and remembered requests they map elsewhere come back."""
         same = self.ruleset is not None and self.ruleset.behaves_like(ruleset)
         self.ruleset = ruleset
-        again: list[Resend[T]] = []
-        if same:
-            self._key([url for url in self.shared if url not in self.keyed_shared])
-        else:
-            self.keys = set()
-            self._key([*self.fetched, *self.shared])
-            again = self._revisit(ruleset, resend)
-        self.keyed_shared = set(self.shared)
-        return again
-
-    def _key(self, urls: list[str]) -> None:
-        """Count ``urls`` as downloaded, as themselves and as their canonical form."""
-        keys, ruleset = self.keys, self.ruleset
-        for url in urls:
-            keys.add(url_key(url))
-            if ruleset is not None:
-                keys.add(url_key(ruleset.apply(url)))
+        self.fresh = {url_key(ruleset.apply(u)) for u in self.fetched[self.sent :]}
+        return [] if same else self._revisit(ruleset, resend)
 
     def _revisit(self, ruleset: RuleSet, resend: bool) -> list[Resend[T]]:
         """The remembered requests that ``ruleset`` maps to another page than before and
@@ -219,7 +238,7 @@ class HostGuard(Generic[T]):
                 kept.append((token, url, canonical))
                 continue
             key = url_key(now)
-            if key in self.keys or self.is_pending(key) or not resend:
+            if self._downloaded(key) or self.is_pending(key) or not resend:
                 kept.append((token, url, now))
                 continue
             if now != url:

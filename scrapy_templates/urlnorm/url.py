@@ -22,6 +22,7 @@ occurrences get an occurrence suffix (``?tag&2``, ``;v;2``) that cannot occur in
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Iterator
 
@@ -251,3 +252,8 @@ def _path(
     if params:
         return "/" + "/".join(path) + ";" + _join_items(params, ";", ";")
     return "/" + "/".join(path)
+
+
+def url_key(url: str) -> int:
+    """A 64-bit key of a URL: what the crawl's bookkeeping sets hold instead of the URL."""
+    return int.from_bytes(hashlib.blake2b(url.encode("utf-8"), digest_size=8).digest(), "big")

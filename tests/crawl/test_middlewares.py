@@ -381,33 +381,6 @@ async def test_processes_sharing_a_store_download_one_url_of_a_suspect_form_at_a
     assert await asyncio.wait_for(alone, 1) is None
 
 
-def test_a_rule_set_that_maps_alike_keys_only_the_pages_shared_since(
-    crawler: Any, engine: _Engine
-) -> None:
-    rules = runtime(crawler).urls
-    other = SID_URL.replace("/17/", "/18/")  # a page another process fetched
-    assert rules.guards.canonical(other) != other and not rules.guards.was_fetched(
-        rules.guards.canonical(other)
-    )
-    _guard(rules, other).shared = [other]
-    same = RuleSet.loads(rules.guards.rulesets()[0].dumps())
-    applied: list[str] = []
-    apply = same.apply
-
-    def counted(url: str) -> str:
-        applied.append(url)
-        return apply(url)
-
-    same.apply = counted  # type: ignore[method-assign]
-    fetched = rules.guards.canonical(SID_URL)  # downloaded here (the engine fixture)
-    assert rules.guards.install(same, source="test")
-    # validation applies the stored examples; then only the new page, not every page
-    # fetched (nor every request decided) again
-    assert other in applied and fetched not in applied
-    assert rules.guards.was_fetched(rules.guards.canonical(other))
-    assert engine.crawled == []
-
-
 async def test_only_a_relearn_that_changes_the_rules_is_logged_at_info(caplog: Any) -> None:
     crawler = _crawler(TEMPLATES_URL_MIN_SAMPLES=5)
     rules = runtime(crawler).urls

@@ -92,7 +92,8 @@ async def test_a_learner_that_raises_leaves_the_rules_in_force(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("learner exploded")
 
-    monkeypatch.setattr("scrapy_templates.crawl.urlrules.learn_from_samples", broken)
+    monkeypatch.setattr("scrapy_templates.urlnorm.jobs.learn_from_samples", broken)
+    rules.pool = None  # learn in this process, where the learner is broken
     with caplog.at_level(logging.ERROR):
         rules.relearn(SITE)
         await rules.wait_learning()

@@ -128,3 +128,57 @@ def test_a_suspect_form_carries_a_parameter_the_rules_drop_elsewhere() -> None:
     assert guard.suspect_form(SID_URL) is None, "a rule rewrites it"
     assert guard.suspect_form("http://www.example.com/archive1/17/display") is None
     assert HostGuard[str]().suspect_form(ODD_URL) is None
+
+
+def test_an_install_costs_what_changed_not_the_pages_fetched() -> None:
+    """20,000 pages downloaded: the keyring keys them where it runs; the crawl's side of an
+    install applies the new rules only to the pages downloaded while they were learned."""
+    from scrapy_templates.urlnorm.jobs import Keyring, UrlJob
+
+    ring = Keyring()
+    rules = _ruleset()
+    guard: HostGuard[str] = HostGuard()
+    fetched = [f"http://www.example.com/archive2/{n}/display?sid=s{n}" for n in range(20_000)]
+    for url in fetched:
+        guard.note_download([url], 100, page=True)
+    sent, held, mark = guard.job_input()
+    assert len(sent) == 20_000 and held == 0
+    keyed = ring.run(UrlJob(SITE, 1, [], sent, held, published=rules))
+    late = [f"http://www.example.com/archive1/{n}/display?sid=late" for n in range(5)]
+    for url in late:  # downloaded while the job ran
+        guard.note_download([url], 100, page=True)
+
+    applied: list[str] = []
+    counting = RuleSet.loads(rules.dumps())
+    apply = counting.apply
+
+    def counted(url: str) -> str:
+        applied.append(url)
+        return apply(url)
+
+    counting.apply = counted  # type: ignore[method-assign]
+    assert guard.install_keyed(counting, keyed, mark, resend=True) == []
+    assert sorted(applied) == sorted(late)
+    for url in (fetched[0], fetched[-1], late[0]):
+        assert guard.was_fetched(rules.apply(url)) and rules.apply(url) != url
+    # the next job carries only what the keyring has not had
+    sent, held, _ = guard.job_input()
+    assert sent == late and held == 20_000
+
+
+def test_keys_of_rules_no_longer_in_force_go_with_them() -> None:
+    """A canonical form that an earlier, wrong rule set produced must not keep a page
+    "downloaded" that never was."""
+    from scrapy_templates.urlnorm.jobs import Keyring, UrlJob
+
+    ring = Keyring()
+    rules = _ruleset()
+    guard: HostGuard[str] = HostGuard()
+    guard.note_download([SID_URL], 100, page=True)
+    canonical = rules.apply(SID_URL)
+    for ruleset in (rules, RuleSet(SITE, 2, rules.nodes, {})):
+        sent, held, mark = guard.job_input()
+        guard.install_keyed(
+            ruleset, ring.run(UrlJob(SITE, 1, [], sent, held, published=ruleset)), mark, resend=True
+        )
+        assert guard.was_fetched(canonical) is (ruleset is rules)
