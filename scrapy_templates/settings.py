@@ -326,7 +326,7 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         COUNT,
         none="one worker when this process may use more than one CPU, else none",
-        doc="Child processes that parse pages off the crawl's thread (the HTML goes over a pipe, the parse runs on another core); None: one when this process may use more than one CPU; 0: parse in the crawl's thread. Pages that come while a worker starts (about 0.3 s) are parsed in the crawl's thread; a worker that dies is replaced, and its pages are parsed in the crawl's thread.",
+        doc="Child processes that parse pages off the crawl's thread (the HTML goes over a pipe, the parse runs on another core); None: one when this process may use more than one CPU; 0: parse in the crawl's thread. Pages that come while a worker starts (about 0.3 s) are parsed in the crawl's thread; a worker that dies is replaced, and its pages are parsed in the crawl's thread. When this is above 0 (or None on more than one CPU), URL rules are also learned in a child process of their own; at 0, in a thread.",
     ),
     Setting(
         "TEMPLATES_PARSE_TIMEOUT",
