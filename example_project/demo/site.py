@@ -15,6 +15,7 @@ import os
 import random
 import threading
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -343,8 +344,10 @@ def render(raw_path: str) -> tuple[int, str]:
 
 
 class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
     def do_GET(self) -> None:
-        status, body = render(self.path)
+        status, body = self.server.render(self.path)
         data = body.encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -361,13 +364,18 @@ class _Server(ThreadingHTTPServer):
     # with the standard library's listen backlog of 5 the kernel drops the rest and the
     # client retries a second later, a stall no real web server would cause.
     request_queue_size = 128
+    render: Callable[[str], tuple[int, str]]
 
 
 class DemoSite:
-    """The demo site on a free port of 127.0.0.1, served by a background thread."""
+    """The demo site on a free port of 127.0.0.1, served by a background thread;
+    ``render_page`` (path → status and HTML) serves another site the same way."""
 
-    def __init__(self, port: int = 0) -> None:
+    def __init__(
+        self, port: int = 0, render_page: Callable[[str], tuple[int, str]] = render
+    ) -> None:
         self.server = _Server(("127.0.0.1", port), _Handler)
+        self.server.render = render_page
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import random
 import secrets
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
+
+from demo.site import DemoSite
 
 SECTIONS = ("world", "science", "culture", "sport")
 ARTICLES = 60
@@ -125,41 +125,8 @@ def render(path: str) -> tuple[int, str]:
     return 200, html
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        status, body = render(self.path)
-        data = body.encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: object) -> None:
-        return None
-
-
-class _Server(ThreadingHTTPServer):
-    request_queue_size = 128
-
-
-class SessionSite:
+class SessionSite(DemoSite):
     """The site on a free port of 127.0.0.1, served by a background thread."""
 
     def __init__(self) -> None:
-        self.server = _Server(("127.0.0.1", 0), _Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        assert isinstance(host, str)
-        return f"http://{host}:{port}/"
-
-    def __enter__(self) -> SessionSite:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(render_page=render)
