@@ -336,6 +336,8 @@ class TemplatesConfig:
     url_defer_priority: int
     url_defer_rate: float
     url_fpr_max: float
+    url_check_first: int
+    url_check_share: float
 
     def __post_init__(self) -> None:
         """Refuse a value its setting does not allow, or one of another type than the

@@ -532,6 +532,18 @@ SETTINGS: tuple[Setting, ...] = (
         SHARE,
         "Highest false-positive rate a candidate rule may have on the URL samples: the share of the URLs it would rewrite that are not duplicates of their target (fpr_max of Lei et al. §5.2.3).",
     ),
+    Setting(
+        "TEMPLATES_URL_CHECK_FIRST",
+        3,
+        COUNT,
+        "The first this many requests each URL rule rewrites or drops are fetched anyway and their page compared with the page the rule took them for; a rule whose pages differ is retracted at once and the requests it turned away are sent again (0 and TEMPLATES_URL_CHECK_SHARE 0: no checks).",
+    ),
+    Setting(
+        "TEMPLATES_URL_CHECK_SHARE",
+        0.02,
+        SHARE,
+        "…and then this share of them, chosen at random.",
+    ),
 )
 
 DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS}

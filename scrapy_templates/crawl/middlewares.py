@@ -39,12 +39,16 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.statscollectors import StatsCollector
 
 from scrapy_templates.crawl.runtime import TemplatesRuntime
-from scrapy_templates.crawl.urlguards import ORIGINAL_URL
+from scrapy_templates.crawl.urlguards import CHECK, OPT_OUT, ORIGINAL_URL
 from scrapy_templates.crawl.urlrules import UrlRules
+from scrapy_templates.urlnorm.checks import HELD, Check
 from scrapy_templates.urlnorm.guard import DROP, KEEP, Verdict
 
-OPT_OUT = "dont_normalize"
 DEFERRED = "templates_deferred"
+
+
+class CheckHeld(IgnoreRequest):
+    """A check of a URL rule found the page it took the URL for: the download ends here."""
 
 
 def _enabled(crawler: Crawler, component: str) -> UrlRules:
@@ -150,6 +154,17 @@ class UrlRulesDownloaderMiddleware:
         original = request.meta.get(ORIGINAL_URL)
         html = isinstance(response, HtmlResponse)
         to_spider = 200 <= response.status < 300
+        check = request.meta.get(CHECK)
+        if check is not None and to_spider:
+            target, witness, rule = check
+            asked = (*request.meta.get("redirect_urls", ()), request.url)[0]
+            ran = Check(request, asked, target, witness, rule)
+            if self.rules.check_fetched(ran, response) == HELD:
+                self.rules.note_response(
+                    request.url, response.url, response.body, (), html, to_spider=False
+                )
+                self.rules.release(request.url)
+                raise CheckHeld(f"the page of {witness}, as its URL rule said")
         if not (to_spider and html):
             self.rules.release(request.url)  # no item, no sample to wait for
         if original and response.status >= 400:

@@ -199,7 +199,8 @@ class TemplatePipeline:
         evidence.learn(page, marks.flags, self.marking.main_share)
         self._note_main_path(site, marks.main_path, evidence.region.pages)
         content_hash = self._write(adapter, marks)
-        self.urls.add_page(url, page.simhash, content_hash)
+        parts = [t for t, flag in zip(marks.texts, marks.flags, strict=True) if t and not flag]
+        self.urls.add_page(url, page.simhash, content_hash, parts)
         await self.urls.flush()
 
     async def _parse(self, html: str | bytes, url: str, site: str, pid: str) -> Page:

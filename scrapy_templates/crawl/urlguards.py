@@ -2,8 +2,9 @@
 
 Each host has a :class:`~scrapy_templates.urlnorm.guard.HostGuard` (pure: rules, and what was
 fetched and requested); this module keeps them per host, installs rule sets after checking
-them, and sends again the requests an install says to (the one thing here that touches the
-engine).
+them, and sends the requests the guards ask for — again after an install or a retraction,
+or as checks of a rule (see :mod:`~scrapy_templates.urlnorm.checks`) — the one thing here
+that touches the engine.
 """
 
 from __future__ import annotations
@@ -16,13 +17,18 @@ from scrapy import Request
 from scrapy.crawler import Crawler
 
 from scrapy_templates.sites import host_site
-from scrapy_templates.urlnorm.guard import KEEP, Form, HostGuard, Verdict
+from scrapy_templates.urlnorm.checks import Check, RuleChecks
+from scrapy_templates.urlnorm.guard import KEEP, Form, HostGuard, Resend, Verdict
 from scrapy_templates.urlnorm.jobs import Keyed
 from scrapy_templates.urlnorm.rules import RuleSet, RuleSetError
 
 logger = logging.getLogger(__name__)
 
 ORIGINAL_URL = "templates_original_url"
+# on a check request: (witness URL, rule signature); see urlnorm.checks
+CHECK = "templates_check"
+# a request with this meta key true is left alone by the URL rules
+OPT_OUT = "dont_normalize"
 _KEEP_AS_IS = Verdict(KEEP, "")
 
 
@@ -45,13 +51,22 @@ def load_rules_file(path: str | Path) -> list[RuleSet]:
 class UrlGuards:
     """Per-host guards of one crawler. ``enabled`` false: every request is kept as it is (the
     bookkeeping of downloads still runs, for the stats); ``defer``: the deferral of a
-    duplicate-prone form with no rule yet (priority step, duplicate rate)."""
+    duplicate-prone form with no rule yet (priority step, duplicate rate); ``checks``: the
+    first requests of each rule, and the share of the later ones, to check."""
 
-    def __init__(self, crawler: Crawler, *, enabled: bool, defer: tuple[int, float]) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        *,
+        enabled: bool,
+        defer: tuple[int, float],
+        checks: tuple[int, float] = (0, 0.0),
+    ) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
         self.enabled = enabled
         self.defer = defer
+        self.checks = checks
         self._hosts: dict[str, HostGuard[Request]] = {}
         self._refused_before = 0  # results refused by rule sets since replaced
 
@@ -59,7 +74,7 @@ class UrlGuards:
         """The guard of ``site``, created on first use."""
         found = self._hosts.get(site)
         if found is None:
-            found = self._hosts[site] = HostGuard()
+            found = self._hosts[site] = HostGuard(checks=RuleChecks(*self.checks))
         return found
 
     def guard(self, url: str) -> HostGuard[Request] | None:
@@ -76,7 +91,33 @@ class UrlGuards:
         host = self.guard(request.url) if self.enabled else None
         if host is None:
             return _KEEP_AS_IS
-        return host.decide(request.url, request, queued=queued, defer=self.defer if defer else None)
+        verdict = host.decide(
+            request.url, request, queued=queued, defer=self.defer if defer else None
+        )
+        if verdict.action != KEEP:
+            self.send_checks(host)
+        return verdict
+
+    def send_checks(self, host: HostGuard[Request]) -> None:
+        """Send the checks ``host`` chose: each request as the spider asked for it, past the
+        dupefilter and the rules (see :mod:`~scrapy_templates.urlnorm.checks`)."""
+        checks = host.take_checks()
+        if not checks or not self._crawling():
+            return
+        for check in checks:
+            self.crawler.engine.crawl(_check_request(check))
+        self._inc("templates/urls/checks", len(checks))
+
+    def retract(self, site: str, first: str, second: str) -> bool:
+        """Retract the rules of ``site`` that merge the distinct pages ``first`` and
+        ``second``, and send again the requests they turned away; whether one was."""
+        again = self.host(site).retract(first, second)
+        if again is None:
+            return False
+        self._send_again(again)
+        if self.stats is not None:
+            self.stats.set_value("templates/urls/rules", self.rule_count())
+        return True
 
     def canonical(self, url: str) -> str:
         """``url`` rewritten by its host's rules (``url`` when there are none)."""
@@ -123,8 +164,7 @@ class UrlGuards:
             again = host.install(ruleset, resend=self._crawling())
         else:
             again = host.install_keyed(ruleset, keyed[0], keyed[1], resend=self._crawling())
-        for resend in again:
-            self._resend(resend.token, resend.url)
+        self._send_again(again)
         if self.stats is not None:
             self.stats.set_value("templates/urls/rules", self.rule_count())
             self.stats.set_value("templates/urls/rules_version", self.max_version())
@@ -137,6 +177,10 @@ class UrlGuards:
             return False
         return engine is not None and engine.spider is not None
 
+    def _send_again(self, again: list[Resend[Request]]) -> None:
+        for resend in again:
+            self._resend(resend.token, resend.url)
+
     def _resend(self, request: Request, url: str) -> None:
         """Send ``request`` again for ``url``, past the dupefilter: this process may have
         requested the URL and turned it away since, and with a shared dupefilter
@@ -147,6 +191,10 @@ class UrlGuards:
             meta[ORIGINAL_URL] = request.url
         self.crawler.engine.crawl(request.replace(url=url, meta=meta, dont_filter=True))
         self._inc("templates/urls/revisited")
+
+    def check_counts(self, site: str) -> dict[str, tuple[int, int]]:
+        """Each rule's ``(checked, held)`` in this crawl, by signature."""
+        return self.host(site).checks.counts()
 
     def max_version(self) -> int:
         return max((h.ruleset.version for h in self._hosts.values() if h.ruleset), default=0)
@@ -165,3 +213,15 @@ class UrlGuards:
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
             self.stats.inc_value(key, count)
+
+
+def _check_request(check: Check[Request]) -> Request:
+    """The request of a check: the one a rule turned away, for the URL the spider asked for,
+    marked so that neither the rules nor the dupefilter turn it away again. Its errback is
+    left out: the spider asked for a request that a rule answered, and a check held is
+    ended in the downloader (see the middlewares), not by the spider's errback."""
+    request = check.token
+    meta = {k: v for k, v in request.meta.items() if k != ORIGINAL_URL}
+    meta[CHECK] = (check.target, check.witness, check.rule)
+    meta[OPT_OUT] = True
+    return request.replace(url=check.url, meta=meta, dont_filter=True, errback=None)

@@ -14,6 +14,11 @@ URL-rule worker, see :mod:`scrapy_templates.workers` and :mod:`scrapy_templates.
 so that neither holds the crawl's thread: an install costs the crawl only the keys that
 changed. Without a worker (one CPU, ``TEMPLATES_PARSE_WORKERS = 0``, or one that is starting
 or died) the same work runs in a thread.
+
+Rules are checked as they work (see :mod:`~scrapy_templates.urlnorm.checks`): a check whose
+page differs from the one its rule took it for retracts the rule at once — the requests it
+turned away are sent again, the pages are keyed anew in the background, and the pair of
+pages travels with every later rule set of the host so that no relearn merges them again.
 """
 
 from __future__ import annotations
@@ -23,9 +28,11 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from scrapy import Request
 from scrapy.crawler import Crawler
+from scrapy.http import HtmlResponse, Response
 
 from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.crawl.forms import FormHolds
@@ -34,6 +41,7 @@ from scrapy_templates.crawl.urlguards import UrlGuards, load_rules_file
 from scrapy_templates.crawl.urlsampling import UrlSampling
 from scrapy_templates.sites import host_site
 from scrapy_templates.store.base import StoreError, TemplateStore
+from scrapy_templates.urlnorm.checks import FAILED, Check, Outcome, content_sketch
 from scrapy_templates.urlnorm.clusters import Sample
 from scrapy_templates.urlnorm.guard import Form
 from scrapy_templates.urlnorm.jobs import Keyed, Keyring, UrlJob
@@ -76,6 +84,7 @@ class UrlRules:
             crawler,
             enabled=self.enabled,
             defer=(config.url_defer_priority, config.url_defer_rate),
+            checks=(config.url_check_first, config.url_check_share),
         )
         self.sampling = UrlSampling(
             cap=config.url_sample_size,
@@ -159,13 +168,15 @@ class UrlRules:
         would lose its item."""
         site = host_site(final_url)
         host = self.guards.host(site)
-        host.note_download({url, final_url}, len(body), page=to_spider)
+        digest = page_hash(body) if html and self.enabled else None
+        host.note_download({url, final_url}, len(body), page=to_spider, page_hash=digest)
         if not (html and self.enabled):
             return
+        self.guards.send_checks(host)
         same_host = tuple(r for r in redirects if host_site(r) == site)
         sample = Sample(
             final_url,
-            page_hash=page_hash(body),
+            page_hash=digest,
             canonical=head_canonical(body, final_url),
             redirects=same_host,
         )
@@ -174,13 +185,62 @@ class UrlRules:
             site, sample, hold=to_spider and host.has_rules and not named, named=named
         )
 
+    def check_fetched(self, check: Check[Request], response: Response) -> str:
+        """A check's download (see :mod:`~scrapy_templates.urlnorm.checks`): how it ended —
+        ``held`` (the caller ends the request here), ``failed`` (the rule is retracted),
+        ``open`` or ``unknown`` (the page goes on to the spider)."""
+        site = host_site(check.url)
+        html = isinstance(response, HtmlResponse)
+        digest = page_hash(response.body) if html else None
+        named = [response.url]
+        declared = head_canonical(response.body, response.url) if html else None
+        if declared is not None:
+            named.append(declared)
+        outcome = self.guards.host(site).checks.fetched(check, digest, named)
+        self._ended(site, outcome)
+        return outcome.status
+
+    def _ended(self, site: str, outcome: Outcome) -> None:
+        """Count a check's outcome; retract the rule of a failed one."""
+        self._inc(f"templates/urls/checks/{outcome.status}")
+        if outcome.status != FAILED or not self.guards.retract(site, outcome.url, outcome.witness):
+            return
+        self._inc("templates/urls/rules_retracted")
+        logger.warning(
+            "scrapy-templates: URL rule of %s retracted (%s): %s is not the page of %s; "
+            "the requests it turned away are sent again",
+            site,
+            outcome.rule,
+            outcome.url,
+            outcome.witness,
+        )
+        if self._store is not None:
+            task = asyncio.ensure_future(self._rekey(site))
+            task.add_done_callback(_log_failure)
+
+    async def _rekey(self, site: str) -> None:
+        """Key the host's pages under the rule set in force after a retraction."""
+        ruleset = self.guards.host(site).ruleset
+        if ruleset is not None:
+            await self._install_published(ruleset, source="retraction")
+
     # -- learning ------------------------------------------------------------------------
 
-    def add_page(self, url: str, simhash: int, text_hash: str | None) -> None:
-        """A marked page's sample: its page simhash and content hash."""
+    def add_page(
+        self, url: str, simhash: int, text_hash: str | None, content: Sequence[str] = ()
+    ) -> None:
+        """A marked page's sample: its page simhash and content hash; ``content``, the texts
+        of its content pagelets, ends an open check of ``url``."""
         if self.enabled:
             self.sampling.add(Sample(url, simhash=simhash, text_hash=text_hash))
             self.release(url)
+            try:
+                site = host_site(url)
+            except ValueError:
+                return
+            outcome = self.guards.host(site).checks.content(url, content_sketch(content))
+            if outcome is not None:
+                self._ended(site, outcome)
 
     def attach(self, store: TemplateStore, owner: str) -> None:
         """Lend the store that keeps samples and publications, and the lock holder id of this
@@ -217,16 +277,21 @@ class UrlRules:
             if ruleset is not None:
                 await self._install_published(ruleset)
 
-    async def _install_published(self, ruleset: RuleSet, lines: list[str] | None = None) -> None:
-        """Install a published rule set; pages that other processes downloaded (item samples
-        in the store, ``lines``) count as downloaded here."""
+    async def _install_published(
+        self, ruleset: RuleSet, lines: list[str] | None = None, *, source: str = "store"
+    ) -> None:
+        """Install a published rule set (or, ``source`` "retraction", the one in force again,
+        keyed anew); pages that other processes downloaded (item samples in the store,
+        ``lines``) count as downloaded here."""
         site = ruleset.site
         async with self._job_lock(site):
             if lines is None:
                 lines = await self._lines(site)
             keyed, mark = await self._run_job(site, ruleset.version, lines, ruleset)
-            installed = self.guards.install(ruleset, source="store", keyed=(keyed, mark))
-        if installed:
+            # the keyring's rule set keeps apart the pages known distinct here
+            ruleset = keyed.ruleset or ruleset
+            installed = self.guards.install(ruleset, source=source, keyed=(keyed, mark))
+        if installed and source == "store":
             logger.info(
                 "scrapy-templates: URL rules of %s v%d (%d rules) from the store",
                 site,
@@ -250,8 +315,12 @@ class UrlRules:
     ) -> tuple[Keyed, int]:
         """Learn (or take ``published``) and key the host's pages, in the URL-rule worker or,
         without one, in a thread; the answer with the mark of the job."""
-        fetched, held, mark = self.guards.host(site).job_input()
-        job = UrlJob(site, version, lines, fetched, held, self.config, self.distance, published)
+        host = self.guards.host(site)
+        fetched, held, mark = host.job_input()
+        apart = host.ruleset.apart if host.ruleset is not None else ()
+        job = UrlJob(
+            site, version, lines, fetched, held, self.config, self.distance, published, apart
+        )
         keyed: Keyed | None = None
         if self.pool is not None:
             try:
@@ -328,6 +397,9 @@ class UrlRules:
         async with self._job_lock(site):
             before = host.ruleset
             keyed, mark = await self._run_job(site, version, lines, None)
+            # a retraction during the job: learn again, keeping its pages apart too
+            while keyed.ruleset is not None and not _knows_apart(keyed.ruleset, host.ruleset):
+                keyed, mark = await self._run_job(site, version, lines, None)
             learned = keyed.ruleset
             if learned is None:
                 self._inc("templates/urls/rules_refused")
@@ -337,6 +409,7 @@ class UrlRules:
                     keyed.error,
                 )
                 return None
+            learned = learned.with_checks(self.guards.check_counts(site))
             if not self.guards.install(learned, source="crawl", keyed=(keyed, mark)):
                 return None
         same = before.behaves_like(learned) if before is not None else not learned.rules
@@ -366,3 +439,14 @@ class UrlRules:
                 rule.fpr,
             )
         return learned
+
+
+def _knows_apart(learned: RuleSet, current: RuleSet | None) -> bool:
+    """Whether ``learned`` keeps apart every pair of pages the rules in force do."""
+    return current is None or set(current.apart) <= set(learned.apart)
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    """The crawl goes on when keying after a retraction fails (the guard stays wary)."""
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("scrapy-templates: keying after a retraction failed: %r", task.exception())

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
+from scrapy_templates.urlnorm.checks import Check, RuleChecks
 from scrapy_templates.urlnorm.jobs import Keyed
 from scrapy_templates.urlnorm.rules import RuleSet
 from scrapy_templates.urlnorm.url import url_key
@@ -62,18 +63,26 @@ class HostGuard(Generic[T]):
     """One host's rules in force and the bookkeeping of its URLs (see the module docstring).
 
     Downloaded pages are known by three sets of keys: ``raw``, the URLs themselves (in this
-    process and, from the store's samples, in any); ``canonical``, their canonical forms
+    process and, from the store's samples, in any); ``canonical_keys``, their canonical forms
     under the rules in force, kept up to date by a :class:`~.jobs.Keyring` (which holds the
     URLs) through :meth:`job_input` and :meth:`install_keyed`; and ``fresh``, the canonical
     forms of the pages downloaded since the keyring last heard of them. An install so costs
-    O(keys that changed + pages downloaded while the rules were learned)."""
+    O(keys that changed + pages downloaded while the rules were learned). The last two map
+    each key to a downloaded URL of it, the witness a :class:`~.checks.Check` compares with.
+
+    ``checks`` chooses the requests that rules turn away to fetch anyway; a failed check
+    retracts the rule (:meth:`retract`). Until the keyring has keyed the pages under the retracted
+    rule set, ``stale`` is set and only ``raw`` and ``fresh`` say that a page was
+    downloaded: a key the retracted rule made must not drop a request."""
 
     ruleset: RuleSet | None = None
     fetched: list[str] = field(default_factory=list)
     shared: list[str] = field(default_factory=list)
     raw: set[int] = field(default_factory=set)
-    canonical_keys: set[int] = field(default_factory=set)
-    fresh: set[int] = field(default_factory=set)
+    canonical_keys: dict[int, str] = field(default_factory=dict)
+    fresh: dict[int, str] = field(default_factory=dict)
+    stale: bool = False
+    checks: RuleChecks[T] = field(default_factory=RuleChecks)
     # how many of ``fetched`` the keyring was sent, and how many URLs it said it holds
     sent: int = 0
     held: int = 0
@@ -82,8 +91,10 @@ class HostGuard(Generic[T]):
     # a URL requested and not turned away is pending (or done) and needs no second request
     requested: set[int] = field(default_factory=set)
     withdrawn: set[int] = field(default_factory=set)
-    # the keys of the URLs rewritten or dropped so far, as the spider asked for them
+    # the keys of the URLs rewritten or dropped so far, as the spider asked for them, and of
+    # those sent again past the dupefilter (which so never recorded them)
     turned: set[int] = field(default_factory=set)
+    resent: set[int] = field(default_factory=set)
     responses: int = 0
     bytes: int = 0
 
@@ -118,7 +129,15 @@ class HostGuard(Generic[T]):
         return self._downloaded(url_key(url))
 
     def _downloaded(self, key: int) -> bool:
-        return key in self.canonical_keys or key in self.fresh or key in self.raw
+        if key in self.raw or key in self.fresh:
+            return True
+        return not self.stale and key in self.canonical_keys
+
+    def _witness(self, canonical: str, key: int) -> str | None:
+        """A downloaded URL of the page ``canonical`` (of key ``key``) stands for."""
+        if key in self.raw:
+            return canonical
+        return self.fresh.get(key) or (None if self.stale else self.canonical_keys.get(key))
 
     def decide(
         self, url: str, token: T, *, queued: bool, defer: tuple[int, float] | None = None
@@ -130,12 +149,16 @@ class HostGuard(Generic[T]):
         showed at least ``rate`` duplicates in training is deferred by ``priority``.
 
         A rewritten URL whose page was downloaded, or requested and not turned away since,
-        is dropped: its request would fetch the same page again."""
-        if self.ruleset is None:  # no rules: nothing is rewritten, nothing deferred
-            canonical, rate = url, None
+        is dropped: its request would fetch the same page again. A request turned away may
+        be chosen for a check (:meth:`take_checks`)."""
+        ruleset = self.ruleset
+        if ruleset is None:  # no rules: nothing is rewritten, nothing deferred
+            canonical, rate, nid = url, None, None
         else:
-            canonical, rate = self.ruleset.apply_with_rate(url)
+            canonical, rate, nid = ruleset.resolve(url)
         if canonical == url:
+            if not queued and url_key(url) in self.resent:  # what the dupefilter would do
+                return Verdict(DROP, url, repeat=True)
             if not queued:
                 self.note_requested(url)
             deferral = 0
@@ -151,12 +174,21 @@ class HostGuard(Generic[T]):
         repeat = asked in self.turned or (not queued and asked in self.requested)
         self.turned.add(asked)
         key = url_key(canonical)
-        if self._downloaded(key):
+        fetched = self._downloaded(key)
+        if not repeat and ruleset is not None and nid is not None:
+            witness = self._witness(canonical, key) if fetched else None
+            self.checks.turned(token, url, canonical, ruleset.signature(nid), witness)
+        if fetched:
             return Verdict(DROP, canonical, fetched=True, repeat=repeat)
         if self.is_pending(key):
             return Verdict(DROP, canonical, repeat=repeat)
         self.requested.add(key)
         return Verdict(REWRITE, canonical)
+
+    def take_checks(self) -> list[Check[T]]:
+        """The requests turned away that are to be fetched anyway and compared (see
+        :mod:`~scrapy_templates.urlnorm.checks`)."""
+        return self.checks.take()
 
     def suspect_form(self, url: str) -> Form | None:
         """The form of a URL that no rule rewrites but that carries a query parameter the
@@ -173,17 +205,22 @@ class HostGuard(Generic[T]):
             return None
         return parts.netloc, parts.path, keys
 
-    def note_download(self, urls: Iterable[str], size: int, *, page: bool) -> None:
-        """A response of ``size`` bytes for ``urls`` (the requested and the final URL);
-        ``page``: it reaches the spider, so its page counts as downloaded (a download the
-        spider never sees is no reason to drop a request for that page)."""
+    def note_download(
+        self, urls: Iterable[str], size: int, *, page: bool, page_hash: str | None = None
+    ) -> None:
+        """A response of ``size`` bytes for ``urls`` (the requested and the final URL) whose
+        text hashes to ``page_hash``; ``page``: it reaches the spider, so its page counts as
+        downloaded (a download the spider never sees is no reason to drop a request for that
+        page)."""
         self.responses += 1
         self.bytes += size
         if page:
             for url in urls:
                 self.fetched.append(url)
                 self.raw.add(url_key(url))
-                self.fresh.add(url_key(self.canonical(url)))
+                key = url_key(self.canonical(url))
+                self.fresh.setdefault(key, url)
+                self.checks.downloaded(url, key, page_hash)
 
     def job_input(self) -> tuple[list[str], int, int]:
         """What a :class:`~.jobs.UrlJob` for this host carries: the URLs downloaded that the
@@ -199,13 +236,17 @@ class HostGuard(Generic[T]):
         :meth:`install` does. A keyring that started afresh without being sent every URL
         (its process was replaced) is sent them all with the next job."""
         if keyed.full:
-            self.canonical_keys = set(keyed.added)
+            self.canonical_keys = dict(keyed.added)
             self.sent = mark if self.held == 0 and self.sent == 0 else 0
         else:
-            self.canonical_keys.difference_update(keyed.removed)
+            for key in keyed.removed:
+                self.canonical_keys.pop(key, None)
             self.canonical_keys.update(keyed.added)
             self.sent = mark
         self.held = keyed.held
+        # keys made with every pair known apart here: no retracted rule made them
+        if self.stale and self.ruleset is not None:
+            self.stale = not set(self.ruleset.apart) <= set(ruleset.apart)
         return self._put_in_force(ruleset, resend)
 
     def install(self, ruleset: RuleSet, *, resend: bool) -> list[Resend[T]]:
@@ -213,17 +254,39 @@ class HostGuard(Generic[T]):
         sets known before the crawl, and tests; a crawl keys through :meth:`install_keyed`).
         Returns the remembered requests that ``ruleset`` maps to another page than before and
         whose page is neither downloaded nor pending, when ``resend`` (the crawl runs)."""
-        self.canonical_keys = {url_key(ruleset.apply(u)) for u in (*self.fetched, *self.shared)}
+        self.canonical_keys = {}
+        for url in (*self.fetched, *self.shared):
+            self.canonical_keys.setdefault(url_key(ruleset.apply(url)), url)
         self.raw.update(url_key(u) for u in self.shared)
         self.sent = self.held = 0
+        self.stale = False
         return self._put_in_force(ruleset, resend)
+
+    def retract(self, first: str, second: str) -> list[Resend[T]] | None:
+        """``first``, just downloaded, and ``second`` are distinct pages: retract the rules in
+        force that merge them (see :meth:`~.rules.RuleSet.keeping_apart`) and return the
+        remembered requests to send again; ``None`` when no rule in force merges them."""
+        if self.ruleset is None:
+            return None
+        kept = self.ruleset.keeping_apart([(first, second)])
+        if kept.retracted == self.ruleset.retracted:
+            self.ruleset = kept
+            return None
+        self.stale = True
+        # its download is under way: not to be sent again
+        self.requested.add(url_key(first))
+        self.withdrawn.discard(url_key(first))
+        return self._put_in_force(kept, resend=True)
 
     def _put_in_force(self, ruleset: RuleSet, resend: bool) -> list[Resend[T]]:
         """The rules change: the pages downloaded since the keyring's job are keyed under
         them, and remembered requests they map elsewhere come back."""
         same = self.ruleset is not None and self.ruleset.behaves_like(ruleset)
         self.ruleset = ruleset
-        self.fresh = {url_key(ruleset.apply(u)) for u in self.fetched[self.sent :]}
+        self.checks.proven(ruleset.check_counts())
+        self.fresh = {}
+        for url in self.fetched[self.sent :]:
+            self.fresh.setdefault(url_key(ruleset.apply(url)), url)
         return [] if same else self._revisit(ruleset, resend)
 
     def _revisit(self, ruleset: RuleSet, resend: bool) -> list[Resend[T]]:
@@ -245,6 +308,7 @@ class HostGuard(Generic[T]):
                 kept.append((token, url, now))
             self.requested.add(key)
             self.withdrawn.discard(key)
+            self.resent.add(key)
             again.append(Resend(token, now))
         self.decided = kept
         return again

@@ -30,7 +30,9 @@ from .url import url_key
 class UrlJob:
     """Learn ``site``'s rule set ``version`` from ``lines`` (stored samples), or install
     ``published`` when it is given. ``fetched``: URLs downloaded since the previous job, which
-    the keyring already holds ``held`` URLs before (0: it must start afresh)."""
+    the keyring already holds ``held`` URLs before (0: it must start afresh). ``apart``:
+    pairs of URLs the crawl found to be distinct pages, which no rule may merge (see
+    :meth:`~.rules.RuleSet.keeping_apart`)."""
 
     site: str
     version: int
@@ -40,17 +42,18 @@ class UrlJob:
     config: LearnConfig = field(default_factory=LearnConfig)
     distance: int | None = None
     published: RuleSet | None = None
+    apart: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(slots=True)
 class Keyed:
     """The answer to a :class:`UrlJob`: the rule set (``None`` with ``error`` when it was
-    refused), the canonical keys of the host's downloaded pages that came and went (all of
-    them, in ``added``, when ``full``), how many URLs the keyring now holds, and what the
-    learning measured."""
+    refused), the canonical keys of the host's downloaded pages that came (with a downloaded
+    URL of each, its witness) and went (all of them, in ``added``, when ``full``), how many
+    URLs the keyring now holds, and what the learning measured."""
 
     ruleset: RuleSet | None
-    added: list[int]
+    added: list[tuple[int, str]]
     removed: list[int]
     full: bool
     held: int
@@ -66,7 +69,8 @@ class Keyed:
 class _Host:
     urls: list[str] = field(default_factory=list)
     known: set[str] = field(default_factory=set)
-    canonical: set[int] = field(default_factory=set)
+    # canonical key -> the first downloaded URL with that key
+    canonical: dict[int, str] = field(default_factory=dict)
 
 
 class Keyring:
@@ -111,15 +115,19 @@ class Keyring:
                 len(report.tree.nodes),
                 len(report.candidates),
             )
+        if job.apart:
+            ruleset = ruleset.keeping_apart(job.apart)
         try:
             ruleset.validate()
         except RuleSetError as exc:
             return Keyed(None, [], [], False, len(host.urls), str(exc), len(samples), bad)
-        keys = {url_key(ruleset.apply(url)) for url in host.urls}
+        keys: dict[int, str] = {}
+        for url in host.urls:
+            keys.setdefault(url_key(ruleset.apply(url)), url)
         before = host.canonical
         host.canonical = keys
-        added = list(keys) if full else list(keys - before)
-        removed = [] if full else list(before - keys)
+        added = [(k, u) for k, u in keys.items() if full or before.get(k) != u]
+        removed = [] if full else [k for k in before if k not in keys]
         return Keyed(
             ruleset,
             added,

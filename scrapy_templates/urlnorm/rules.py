@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from scrapy_templates.documents import DocumentError, read_document, whole
@@ -27,6 +27,8 @@ from .url import AUTHORITY_KEYS, UrlKeys, Value, is_authority_key, is_url_key, s
 FORMAT = "scrapy-templates/url-rules"
 OpKind = Literal["keep", "replace", "ignore"]
 _DROPPED_PREFIXES = ("?", ";", "#")
+# pairs of URLs known to be distinct pages that a rule set carries (newest kept)
+MAX_APART = 1000
 
 
 class _Any:
@@ -63,7 +65,9 @@ class Rule:
     holds the operation lists of a concatenated chain, applied in order. ``when`` pins keys
     to the one value the rule was seen to hold for (``?page='1'``): a URL where such a key
     has another value gets the ``fallback`` rule of the same node, if there is one (dropping
-    a session id on every page of a listing, say), or is left alone."""
+    a session id on every page of a listing, say), or is left alone. ``checked`` and
+    ``held``: how many of the URLs it rewrote or dropped during a crawl were fetched anyway
+    to compare, and how many of those were the page it took them for."""
 
     source: int
     target: int
@@ -73,6 +77,8 @@ class Rule:
     examples: tuple[tuple[str, str], ...] = ()
     when: tuple[tuple[str, Value], ...] = ()
     fallback: Rule | None = None
+    checked: int = 0
+    held: int = 0
 
     def variants(self) -> tuple[Rule, ...]:
         """This rule and its fallback, if any."""
@@ -80,7 +86,7 @@ class Rule:
 
     def behaviour(self) -> tuple[Any, ...]:
         """What rewriting depends on: nodes, operations, pinned keys and the fallback's, not
-        the evidence (support, fpr, examples)."""
+        the evidence (support, fpr, examples, checks)."""
         fallback = None if self.fallback is None else self.fallback.behaviour()
         return (self.source, self.target, self.steps, self.when, fallback)
 
@@ -211,7 +217,13 @@ class Explanation:
 
 @dataclass
 class RuleSet:
-    """The deployable rules of one site, with the pattern tree they are attached to."""
+    """The deployable rules of one site, with the pattern tree they are attached to.
+
+    ``apart``: pairs of URLs a crawl found to be distinct pages (a rule took one for the
+    other, and fetching both showed otherwise); no rule set carrying them maps a pair onto
+    one URL (see :meth:`keeping_apart`). ``retracted``: the nodes whose rules did: they still
+    decide the URLs below them, and leave them as they are, so that a rule of an ancestor
+    node does not take those URLs over."""
 
     site: str
     version: int
@@ -219,6 +231,8 @@ class RuleSet:
     rules: dict[int, Rule]
     destinations: frozenset[int] = frozenset()
     learned_from: int = 0
+    apart: tuple[tuple[str, str], ...] = ()
+    retracted: frozenset[int] = frozenset()
     _decisive: frozenset[int] = field(default=frozenset(), init=False, repr=False)
     _walk: list[tuple[tuple[tuple[str, Token], ...], str | None, dict[Token, int], int | None]] = (
         field(default_factory=list, init=False, repr=False)
@@ -236,7 +250,8 @@ class RuleSet:
         self._decisive = frozenset(self.rules)
         self.dropped_query_keys = frozenset(
             op.key
-            for pinned in self.rules.values()
+            for nid, pinned in self.rules.items()
+            if nid not in self.retracted
             for rule in pinned.variants()
             for ops in rule.steps
             for op in ops
@@ -253,7 +268,9 @@ class RuleSet:
         self._allowed = {nid: self.nodes[nid].known | site_keys for nid in self.rules}
         # a node with a pinned rule has two rules: its results are checked when applied
         self._settled = frozenset(
-            nid for nid, rule in self.rules.items() if not rule.when and self._always_stable(nid)
+            nid
+            for nid, rule in self.rules.items()
+            if not rule.when and nid not in self.retracted and self._always_stable(nid)
         )
 
     @classmethod
@@ -264,7 +281,11 @@ class RuleSet:
         """Whether :meth:`apply` gives the same result for every URL under both: the same
         tree to match (duplicate rates aside) and the same rules (their evidence aside), the
         version and the sample size aside."""
-        if len(self.nodes) != len(other.nodes) or self.rules.keys() != other.rules.keys():
+        if (
+            len(self.nodes) != len(other.nodes)
+            or self.rules.keys() != other.rules.keys()
+            or self.retracted != other.retracted
+        ):
             return False
         return all(
             _matching(a) == _matching(b) for a, b in zip(self.nodes, other.nodes, strict=True)
@@ -352,6 +373,8 @@ class RuleSet:
         if nid is None:
             return None, None, None, "no rule for this pattern"
         rule = self.rules[nid]
+        if nid in self.retracted:
+            return None, nid, rule, "rule retracted"
         if not values.keys() <= self._allowed[nid]:
             return None, nid, rule, "keys outside the rule's pattern"
         if rule.when and not rule.admits(values):
@@ -387,14 +410,79 @@ class RuleSet:
     def apply_with_rate(self, url: str) -> tuple[str, float]:
         """:meth:`apply`, and — when it leaves ``url`` as it is — the duplicate rate, in the
         training URLs, of the leaf pattern ``url`` fits (0 otherwise, and for a URL that fits
-        no leaf): how likely a URL of this form is a copy of another. One split of the URL
-        and one walk of the tree answer both."""
+        no leaf): how likely a URL of this form is a copy of another."""
+        canonical, rate, _ = self.resolve(url)
+        return canonical, rate
+
+    def resolve(self, url: str) -> tuple[str, float, int | None]:
+        """:meth:`apply_with_rate` and the node whose rule rewrote ``url`` (``None`` when it
+        is left as it is). One split of the URL and one walk of the tree answer all three."""
         keys = split_url(url)
         values = keys.as_dict()
         deepest, nid = self._walk_tree(values)
         out = self._rewrite_at(keys, values, nid)[0]
         canonical = self._settled_url(url, out, nid)
-        return canonical, self._rate_at(deepest) if canonical == url else 0.0
+        if canonical == url:
+            return url, self._rate_at(deepest), None
+        return canonical, 0.0, nid
+
+    def signature(self, nid: int) -> str:
+        """The rule of node ``nid`` as people read it (source pattern, target pattern, what it
+        changes): the same for the same rule learned again with other node numbers."""
+        rule = self.rules[nid]
+        changes = "; ".join(self._changes(rule))
+        return f"{self.nodes[rule.source].glob} -> {self.nodes[rule.target].glob}: {changes}"
+
+    def keeping_apart(self, pairs: Iterable[tuple[str, str]]) -> RuleSet:
+        """This rule set with ``pairs`` added to :attr:`apart` and the rules retracted that
+        map a pair onto one URL: the rule that rewrote either URL, until none does."""
+        apart = tuple(dict.fromkeys((*self.apart, *pairs)))[-MAX_APART:]
+        ruleset = self if apart == self.apart else self._with(apart=apart)
+        for first, second in apart:
+            while True:
+                one, _, by_one = ruleset.resolve(first)
+                two, _, by_two = ruleset.resolve(second)
+                if one != two or (by_one is None and by_two is None):
+                    break
+                wrong = {n for n in (by_one, by_two) if n is not None}
+                ruleset = ruleset._with(retracted=ruleset.retracted | wrong)
+        return ruleset
+
+    def with_checks(self, counts: Mapping[str, tuple[int, int]]) -> RuleSet:
+        """This rule set with each rule's ``checked`` and ``held`` taken from ``counts`` (by
+        :meth:`signature`; a rule not in it keeps its own)."""
+        rules = {}
+        for nid, rule in self.rules.items():
+            found = counts.get(self.signature(nid))
+            rules[nid] = rule if found is None else replace(rule, checked=found[0], held=found[1])
+        return self._with(rules=rules)
+
+    def check_counts(self) -> dict[str, tuple[int, int]]:
+        """Each checked rule's ``(checked, held)``, by :meth:`signature`."""
+        return {
+            self.signature(nid): (rule.checked, rule.held)
+            for nid, rule in self.rules.items()
+            if rule.checked and nid not in self.retracted
+        }
+
+    def _with(
+        self,
+        *,
+        rules: dict[int, Rule] | None = None,
+        apart: tuple[tuple[str, str], ...] | None = None,
+        retracted: frozenset[int] | None = None,
+    ) -> RuleSet:
+        """A copy with other rules, pairs kept apart or retracted nodes."""
+        return RuleSet(
+            self.site,
+            self.version,
+            self.nodes,
+            self.rules if rules is None else rules,
+            self.destinations,
+            self.learned_from,
+            self.apart if apart is None else apart,
+            self.retracted if retracted is None else retracted,
+        )
 
     def _settled_url(self, url: str, out: UrlKeys | None, nid: int | None) -> str:
         """The URL of the rewritten keys ``out``, or ``url`` when nothing was rewritten, when
@@ -420,14 +508,20 @@ class RuleSet:
     def rule_count(self) -> int:
         """The rules as people count them: a rule pinned to one value of a key and the
         fallback for its other values are two (two rows of :meth:`describe_rules`)."""
-        return sum(len(pinned.variants()) for pinned in self.rules.values())
+        return sum(
+            len(pinned.variants())
+            for nid, pinned in self.rules.items()
+            if nid not in self.retracted
+        )
 
     def describe_rules(self) -> list[dict[str, Any]]:
         """One plain row per rule, most support first, for people: the source and target URL
-        patterns, every operation of the chain in order, support, fpr and one example."""
+        patterns, every operation of the chain in order, support, fpr, how often it was
+        checked in a crawl and held, whether it was retracted, and one example."""
         rows = []
         every = [rule for pinned in self.rules.values() for rule in pinned.variants()]
         for rule in sorted(every, key=lambda r: (-r.support, r.source, not r.when)):
+            pinned = self.rules[rule.source]
             rows.append(
                 {
                     "host": self.site,
@@ -438,6 +532,9 @@ class RuleSet:
                     "chain": len(rule.steps),
                     "support": rule.support,
                     "fpr": rule.fpr,
+                    "checked": pinned.checked,
+                    "held": pinned.held,
+                    "retracted": rule.source in self.retracted,
                     "example": list(rule.examples[0]) if rule.examples else None,
                 }
             )
@@ -481,6 +578,8 @@ class RuleSet:
             "nodes": [_node_json(n) for n in self.nodes],
             "destinations": sorted(self.destinations),
             "rules": [_rule_json(r) for r in self.rules.values()],
+            **({"apart": [list(p) for p in self.apart]} if self.apart else {}),
+            **({"retracted": sorted(self.retracted)} if self.retracted else {}),
         }
 
     def dumps(self) -> str:
@@ -496,6 +595,8 @@ class RuleSet:
                 raise RuleSetError("not a scrapy-templates rule set")
             if max_nodes is not None and len(data["nodes"]) > max_nodes:
                 raise RuleSetError(f"{len(data['nodes'])} tree nodes, more than {max_nodes}")
+            if len(data.get("apart", ())) > MAX_APART:
+                raise RuleSetError(f"more than {MAX_APART} pairs kept apart")
             nodes = [_node_from(n) for n in data["nodes"]]
             rules = [_rule_from(r) for r in data["rules"]]
             ruleset = cls(
@@ -505,6 +606,8 @@ class RuleSet:
                 rules={r.source: r for r in rules},
                 destinations=frozenset(_index(d) for d in data["destinations"]),
                 learned_from=whole(data.get("learned_from", 0), "learned_from"),
+                apart=tuple((str(a), str(b)) for a, b in data.get("apart", [])),
+                retracted=frozenset(_index(n) for n in data.get("retracted", [])),
             )
             if len(ruleset.rules) != len(rules):
                 raise RuleSetError("two rules share a source node")
@@ -528,11 +631,14 @@ class RuleSet:
     def validate(self) -> None:
         """Raise :class:`RuleSetError` unless the rule set is safe to deploy."""
         self._validate_tree()
+        if not self.retracted <= self.rules.keys():
+            raise RuleSetError("a retracted node without a rule")
         for src, pinned in self.rules.items():
             for rule in pinned.variants():
                 self._validate_links(src, rule)
                 _validate_ops(src, rule)
-                self._validate_examples(src, rule)
+                if src not in self.retracted:
+                    self._validate_examples(src, rule)
 
     def _validate_tree(self) -> None:
         """Each node's parent comes before it (only the root has none), and each child,
@@ -673,6 +779,7 @@ def _rule_json(rule: Rule) -> dict[str, Any]:
         "fpr": rule.fpr,
         "examples": [list(e) for e in rule.examples],
         **({"when": [[k, v] for k, v in rule.when]} if rule.when else {}),
+        **({"checked": rule.checked, "held": rule.held} if rule.checked else {}),
         **({"fallback": _rule_json(rule.fallback)} if rule.fallback else {}),
     }
 
@@ -704,6 +811,8 @@ def _rule_from(data: dict[str, Any]) -> Rule:
         fpr=float(data.get("fpr", 0.0)),
         examples=tuple((str(a), str(b)) for a, b in data.get("examples", [])),
         when=tuple((_key(k), _value(v)) for k, v in data.get("when", [])),
+        checked=whole(data.get("checked", 0), "checked"),
+        held=whole(data.get("held", 0), "held"),
         fallback=_rule_from(data["fallback"]) if data.get("fallback") else None,
     )
 

@@ -150,7 +150,7 @@ async def test_learning_starts_after_enough_samples() -> None:
     urls, clusters = mirror_site()
     for url, cluster in zip(urls, clusters, strict=True):
         simhash = random.Random(cluster).getrandbits(64)  # far apart for distinct pages
-        rules.add_page(url, simhash, f"content-{cluster}")
+        rules.add_page(url, simhash, f"{cluster:016x}")
         await rules.flush()
     await rules.wait_learning()
     assert crawler.stats.get_value("templates/urls/learn_count") >= 1

@@ -99,6 +99,10 @@ def test_rules_persist_and_two_processes_crawl_like_one(
             "TEMPLATES_URL_MIN_SAMPLES": 10**9,
             "TEMPLATES_BOOTSTRAP_PAGES": 0,
             "TEMPLATES_PRUNE_PAGES": 0,
+            # each process checks rules in the directories it meets on its own: with checks,
+            # two processes download a few pages more than one
+            "TEMPLATES_URL_CHECK_FIRST": 0,
+            "TEMPLATES_URL_CHECK_SHARE": 0,
             # an idle process looks at the shared queue on Scrapy's 5 s heartbeat: the crawl
             # must last well past that for the second process to take part
             "DOWNLOAD_DELAY": 0.1,

@@ -113,3 +113,54 @@ def test_a_session_id_site_is_crawled_once_and_no_page_is_lost(
     assert len(pages) == ARTICLES + len(SECTIONS) + 1
     assert result.stats["downloader/response_count"] <= 120
     assert len(result.items) <= 90
+
+
+def _catalog_rules(site_url: str) -> str:
+    """A rule set "drop ``view``" on ``/*/item``, learned from a sample where every view of
+    an item was the same page: true of the shop, wrong for the docs."""
+    from scrapy_templates.sites import host_site
+    from scrapy_templates.urlnorm.learn import learn_rules
+    from tests.sites.catalog import ITEMS, SECTIONS, VIEWS
+
+    urls, clusters = [], []
+    for s, section in enumerate(SECTIONS):
+        for n in range(ITEMS):
+            for view in VIEWS:
+                urls.append(f"{site_url}{section}/item?id={n}&view={view}")
+                clusters.append(s * ITEMS + n)
+    ruleset = learn_rules(urls, clusters, site=host_site(site_url)).ruleset
+    assert ruleset.apply(f"{site_url}docs/item?id=1&view=grid") == f"{site_url}docs/item?id=1"
+    return ruleset.dumps()
+
+
+def test_a_rule_wrong_in_one_section_is_retracted_and_its_pages_fetched(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The rule is right in the shop and wrong in the docs. The first request it turns away
+    in the docs directory is checked, its page differs from the one the rule took it for, the
+    rule is retracted and the requests it dropped are sent again: every docs page is
+    reached."""
+    from tests.sites.catalog import ITEMS, VIEWS, CatalogSite, page_key
+
+    out = tmp_path_factory.mktemp("catalog")
+    rules = out / "rules.json"
+    with CatalogSite() as site:
+        rules.write_text(_catalog_rules(site.url))
+        result = run_crawl(
+            out,
+            start=site.url,
+            CONCURRENT_REQUESTS=1,
+            TEMPLATES_URL_RULES_FILE=str(rules),
+            TEMPLATES_URL_MIN_SAMPLES=10_000,
+        )
+    pages = {page_key(item["url"]) for item in result.items} - {None}
+    assert {p for p in pages if p[0] == "docs"} == {
+        ("docs", n, v) for n in range(ITEMS) for v in VIEWS
+    }
+    assert len({p for p in pages if p[0] == "shop"}) == ITEMS
+    stats = result.stats
+    assert stats["templates/urls/rules_retracted"] == 1
+    assert stats["templates/urls/checks/failed"] >= 1
+    assert stats["templates/urls/revisited"] >= 2 * ITEMS - 1
+    assert stats["templates/urls/rules"] == 0
+    assert "retracted" in result.log

@@ -15,7 +15,7 @@ async def learn_from_distinct_pages(host: str, pages: int) -> UrlRules:
     rules: UrlRules = owner.urls
     rules.attach(owner.store, owner.owner)
     for i in range(pages):
-        rules.add_page(f"http://{host}/p{i}", simhash=i * 0x9E3779B1, text_hash=f"h{i}")
+        rules.add_page(f"http://{host}/p{i}", simhash=i * 0x9E3779B1, text_hash=f"{i:016x}")
         await rules.flush()
         await rules.wait_learning()
     return rules

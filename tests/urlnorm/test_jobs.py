@@ -25,11 +25,11 @@ def test_first_job_keys_everything_later_ones_answer_what_changed() -> None:
     rules = _ruleset()
     first = ring.run(UrlJob(SITE, 1, [], [SID_URL], 0, published=rules))
     assert first.full and first.held == 1
-    assert first.added == [url_key(rules.apply(SID_URL))] and first.removed == []
+    assert first.added == [(url_key(rules.apply(SID_URL)), SID_URL)] and first.removed == []
     empty = RuleSet(SITE, 2, rules.nodes, {})
     second = ring.run(UrlJob(SITE, 2, [], [], 1, published=empty))
     assert not second.full
-    assert second.added == [url_key(SID_URL)]
+    assert second.added == [(url_key(SID_URL), SID_URL)]
     assert second.removed == [url_key(rules.apply(SID_URL))]
 
 
@@ -49,7 +49,7 @@ def test_samples_are_decoded_here_pages_of_items_are_keyed_and_bad_lines_counted
     assert answer.ruleset is not None and answer.ruleset.version == 1
     # a page that became an item in some process counts as downloaded; a download sample
     # from another process's downloader does not say its page reached a spider
-    assert answer.added == [url_key(item.url)]
+    assert answer.added == [(url_key(item.url), item.url)]
 
 
 def test_a_rule_set_that_fails_validation_is_refused_with_the_reason() -> None:

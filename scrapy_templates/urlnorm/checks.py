@@ -1,0 +1,295 @@
+"""Rules proven in the crawl: some of the URLs each rule rewrites or drops are fetched anyway
+and compared with the page the rule took them for.
+
+A rule learned from a sample can be wrong where the sample was thin: query pages whose short
+result lists read alike in training, a section whose pages the rule never saw. So the first
+:attr:`RuleChecks.first` URLs each rule turns away, and then a :attr:`RuleChecks.share` of
+them, are checked (a :class:`Check`): the URL is fetched as the spider asked for it, and its page is
+compared with a downloaded page of the URL the rule gave (the *witness*). At download, the
+site's word decides (the page redirects to, or names as its ``rel=canonical``, the rule's
+URL or the witness), then the page's text
+(:func:`~scrapy_templates.urlnorm.samples.page_hash`). When the texts differ and the witness
+became an item, its content decides: the two pages are one when they share
+:data:`SAME_CONTENT` of their content text, pagelet by pagelet (:func:`content_sketch`). A
+rotating banner, or a breadcrumb counted as content on the page marked first and as template
+on the one marked later, changes the text without making two pages; a short result list that
+shares some of its entries with another is another page. A check that fails names two
+distinct pages: the caller retracts the rule that merged them
+(:meth:`~scrapy_templates.urlnorm.rules.RuleSet.keeping_apart`).
+
+A rule is known by its signature (:meth:`~scrapy_templates.urlnorm.rules.RuleSet.signature`),
+so its tally survives relearning. A rule right in one section of a site can be wrong in
+another, so the first ones are counted per directory too: the first ``first`` URLs a rule
+turns away in each directory are checked, those past the rule's first few as the host's
+downloads allow (they wait while checks in new directories would pass
+:data:`DIRECTORY_BUDGET` of them). Random checks past those are held to ``share`` of the
+host's downloads: on a site where every page links to many copies of others, a share of the
+requests turned away would be more downloads than the rules save. Plain data: no Scrapy, no
+store; ``T`` is the caller's request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from array import array
+from collections import OrderedDict, deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+from urllib.parse import urlsplit
+
+from .url import url_key
+
+T = TypeVar("T")
+
+HELD = "held"
+FAILED = "failed"
+OPEN = "open"
+UNKNOWN = "unknown"
+
+# why a check was chosen (see RuleChecks._wanted)
+FREE = "free"
+BUDGETED = "budgeted"
+RANDOM = "random"
+
+# checks waiting for their witness to be downloaded, or for their page's content, per host
+MAX_WAITING = 1_000
+# the share of its content text, pagelet by pagelet, that a page shares with another that it
+# is a copy of
+SAME_CONTENT = 0.9
+# the largest content pagelets a page is compared by
+SKETCH_PARTS = 32
+# pages whose content sketch is kept, per host (the oldest are forgotten: a check against one
+# of them ends ``unknown``)
+MAX_SKETCHES = 100_000
+# the share of a host's downloads that may go to checking rules in directories past the first
+# one each rule was checked in
+DIRECTORY_BUDGET = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class Check(Generic[T]):
+    """Fetch ``url`` (the request ``token`` as the spider asked for it) and compare its page
+    with the downloaded page of ``witness``, which the rule ``rule`` took it for (rewriting
+    ``url`` to ``target``)."""
+
+    token: T
+    url: str
+    target: str
+    witness: str
+    rule: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a check ended: ``held`` (the same page), ``failed`` (``url`` and ``witness`` are
+    distinct pages), ``open`` (the page texts differ; the content will decide) or ``unknown``
+    (a page too short to compare)."""
+
+    status: str
+    url: str
+    witness: str
+    rule: str
+
+
+@dataclass
+class Tally:
+    """A rule's checks: chosen (sent or waiting), ended ``checked`` and of those ``held``;
+    the checks chosen per directory."""
+
+    chosen: int = 0
+    checked: int = 0
+    held: int = 0
+    directories: dict[str, int] = field(default_factory=dict)
+
+
+def _directory(url: str) -> str:
+    path = urlsplit(url).path
+    return path[: path.rfind("/") + 1]
+
+
+def _digest(value: str | None) -> int | None:
+    """A stored hash as an int (a third of the memory of its hex string)."""
+    return None if value is None else int(value, 16)
+
+
+def content_sketch(parts: Iterable[str]) -> bytes:
+    """What a page's content is compared by: a 32-bit hash and the length of each of its
+    :data:`SKETCH_PARTS` largest content pagelet texts, packed (a few hundred bytes)."""
+    sizes: dict[int, int] = {}
+    for part in parts:
+        text = " ".join(part.split())
+        if text:
+            key = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "big")
+            sizes[key] = sizes.get(key, 0) + len(text)
+    largest = sorted(sizes.items(), key=lambda kv: kv[1], reverse=True)[:SKETCH_PARTS]
+    return array("I", [n for pair in largest for n in pair]).tobytes()
+
+
+def _sizes(sketch: bytes) -> dict[int, int]:
+    values = array("I", sketch)
+    return dict(zip(values[::2], values[1::2], strict=True))
+
+
+def resemblance(first: bytes, second: bytes) -> float:
+    """The share of the larger content that two sketched pages have in common, pagelet by
+    pagelet (1.0 for two empty contents)."""
+    a, b = _sizes(first), _sizes(second)
+    total = max(sum(a.values()), sum(b.values()))
+    if not total:
+        return 1.0
+    return sum(min(a[k], b[k]) for k in a.keys() & b.keys()) / total
+
+
+class RuleChecks(Generic[T]):
+    """One host's checks (see the module docstring): which requests to check, the page and
+    content hashes of its downloads to compare them with, and each rule's tally."""
+
+    def __init__(self, first: int = 3, share: float = 0.02, seed: int | None = None) -> None:
+        self.first = first
+        self.share = share
+        self.tallies: dict[str, Tally] = {}
+        self._pages: dict[int, int] = {}
+        self._contents: OrderedDict[int, bytes] = OrderedDict()
+        # canonical key of a page not downloaded yet -> the checks waiting for it
+        self._parked: OrderedDict[int, list[tuple[T, str, str, str, str]]] = OrderedDict()
+        self._open: OrderedDict[int, tuple[str, str]] = OrderedDict()
+        self._ready: list[Check[T]] = []
+        # checks of a rule in new directories, waiting for the directory budget
+        self._budgeted: deque[Check[T]] = deque()
+        self._rng = random.Random(seed)
+        # pages downloaded; checks sent past the first ones of each rule, per directory and
+        # at random
+        self._downloads = 0
+        self._in_directories = 0
+        self._extra = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.first > 0 or self.share > 0
+
+    def proven(self, counts: dict[str, tuple[int, int]]) -> None:
+        """Rules arrive with ``(checked, held)`` counts from other crawls or processes, by
+        signature: a rule checked there needs no first checks here."""
+        for rule, (checked, held) in counts.items():
+            tally = self.tallies.setdefault(rule, Tally())
+            if checked > tally.checked:
+                tally.chosen += checked - tally.checked
+                tally.checked, tally.held = checked, held
+
+    def _wanted(self, rule: str, url: str) -> str | None:
+        """Whether to check ``url``, turned away by ``rule``: :data:`FREE` (one of the rule's
+        first), :data:`BUDGETED` (one of its first in a directory: it waits for the
+        directory budget), :data:`RANDOM`, or ``None``."""
+        tally = self.tallies.setdefault(rule, Tally())
+        directory = _directory(url)
+        seen = tally.directories.get(directory, 0)
+        if tally.chosen < self.first:
+            kind = FREE
+        elif seen < self.first:
+            kind = BUDGETED
+        elif self._extra < self.share * self._downloads and self._rng.random() < self.share:
+            self._extra += 1
+            kind = RANDOM
+        else:
+            return None
+        tally.chosen += 1
+        if seen or len(tally.directories) < MAX_WAITING:
+            tally.directories[directory] = seen + 1
+        return kind
+
+    def turned(self, token: T, url: str, canonical: str, rule: str, witness: str | None) -> None:
+        """A rule turned ``url`` away for the page of ``canonical``; ``witness``: a downloaded
+        URL of that page (``None``: not downloaded yet — the check waits for it). Chosen
+        checks come out of :meth:`take`."""
+        if not self.enabled:
+            return
+        if witness is not None:
+            if url_key(witness) in self._pages:
+                kind = self._wanted(rule, url)
+                if kind is not None:
+                    self._ready_check(Check(token, url, canonical, witness, rule), kind)
+            return
+        kind = self._wanted(rule, url)
+        if kind is not None:
+            waiting = (token, url, canonical, rule, kind)
+            self._parked.setdefault(url_key(canonical), []).append(waiting)
+            while len(self._parked) > MAX_WAITING:
+                self._parked.popitem(last=False)
+
+    def _ready_check(self, check: Check[T], kind: str) -> None:
+        if kind != BUDGETED:
+            self._ready.append(check)
+        elif len(self._budgeted) < MAX_WAITING:
+            self._budgeted.append(check)
+
+    def downloaded(self, url: str, canonical_key: int, page_hash: str | None) -> None:
+        """A page reached the spider from ``url`` (``canonical_key``: the key of its canonical
+        URL under the rules in force); checks waiting for that page are ready."""
+        self._downloads += 1
+        if page_hash is None:
+            return
+        self._pages[url_key(url)] = int(page_hash, 16)
+        for token, turned, target, rule, kind in self._parked.pop(canonical_key, ()):
+            if turned != url:
+                self._ready_check(Check(token, turned, target, url, rule), kind)
+
+    def take(self) -> list[Check[T]]:
+        """The checks to send now: those ready, and those of new directories that the
+        directory budget allows."""
+        ready, self._ready = self._ready, []
+        while self._budgeted and self._in_directories < DIRECTORY_BUDGET * self._downloads:
+            self._in_directories += 1
+            ready.append(self._budgeted.popleft())
+        return ready
+
+    def fetched(self, check: Check[T], page_hash: str | None, named: Iterable[str]) -> Outcome:
+        """The page of ``check`` was downloaded: its text hashes to ``page_hash`` and it names
+        the URLs ``named`` as itself (where it was redirected to, its ``rel=canonical``)."""
+        url, witness, rule = check.url, check.witness, check.rule
+        if {url_key(u) for u in named} & {url_key(check.target), url_key(witness)}:
+            return self._end(HELD, url, witness, rule)
+        theirs = self._pages.get(url_key(witness))
+        mine = _digest(page_hash)
+        if mine is None or theirs is None:
+            return self._end(UNKNOWN, url, witness, rule)
+        if mine == theirs:
+            return self._end(HELD, url, witness, rule)
+        if url_key(witness) not in self._contents:
+            return self._end(FAILED, url, witness, rule)
+        self._open[url_key(url)] = (witness, rule)
+        self._open.move_to_end(url_key(url))
+        while len(self._open) > MAX_WAITING:
+            self._open.popitem(last=False)
+        return Outcome(OPEN, url, witness, rule)
+
+    def content(self, url: str, sketch: bytes) -> Outcome | None:
+        """``url``'s page became an item whose content is sketched by ``sketch`` (see
+        :func:`content_sketch`); the outcome of the open check of ``url``, if there is one."""
+        key = url_key(url)
+        self._contents[key] = sketch
+        self._contents.move_to_end(key)
+        while len(self._contents) > MAX_SKETCHES:
+            self._contents.popitem(last=False)
+        waiting = self._open.pop(key, None)
+        if waiting is None:
+            return None
+        witness, rule = waiting
+        theirs = self._contents.get(url_key(witness))
+        if theirs is None:
+            status = UNKNOWN
+        else:
+            status = HELD if resemblance(sketch, theirs) >= SAME_CONTENT else FAILED
+        return self._end(status, url, witness, rule)
+
+    def _end(self, status: str, url: str, witness: str, rule: str) -> Outcome:
+        tally = self.tallies.setdefault(rule, Tally())
+        if status != UNKNOWN:
+            tally.checked += 1
+            tally.held += status == HELD
+        return Outcome(status, url, witness, rule)
+
+    def counts(self) -> dict[str, tuple[int, int]]:
+        """Each rule's ``(checked, held)``, by signature."""
+        return {rule: (t.checked, t.held) for rule, t in self.tallies.items() if t.checked}
