@@ -182,3 +182,35 @@ def test_keys_of_rules_no_longer_in_force_go_with_them() -> None:
             ruleset, ring.run(UrlJob(SITE, 1, [], sent, held, published=ruleset)), mark, resend=True
         )
         assert guard.was_fetched(canonical) is (ruleset is rules)
+
+
+def test_a_retraction_sends_again_what_the_rule_turned_away_but_not_the_check() -> None:
+    guard = _guard()
+    canonical = guard.canonical(SID_URL)
+    guard.note_download([canonical], 100, page=True, page_hash="00000000000000aa")
+    variants = [SID_URL.replace("abc", s) for s in ("x1", "x2", "x3")]
+    for n, url in enumerate(variants):
+        assert guard.decide(url, f"r{n}", queued=False).action == DROP
+    # the first requests a rule turns away are chosen for checks, against a downloaded page
+    checks = guard.take_checks()
+    assert [c.url for c in checks] == variants and {c.witness for c in checks} == {canonical}
+    again = guard.retract(variants[0], canonical)  # the check of the first one failed
+    assert again is not None and guard.stale
+    # the checked URL is being downloaded: only the other two go again
+    assert [(r.token, r.url) for r in again] == [("r1", variants[1]), ("r2", variants[2])]
+    assert guard.canonical(variants[1]) == variants[1]
+    # links to a URL sent again past the dupefilter are dropped, as the dupefilter would
+    repeat = guard.decide(variants[1], "r9", queued=False)
+    assert (repeat.action, repeat.repeat) == (DROP, True)
+    assert guard.retract(variants[0], canonical) is None, "nothing left to retract"
+
+
+def test_after_a_retraction_only_pages_downloaded_under_their_own_url_count() -> None:
+    guard = _guard()
+    variant = SID_URL.replace("abc", "x1")
+    guard.note_download([variant], 10, page=True)
+    canonical = guard.canonical(SID_URL)
+    assert guard.was_fetched(canonical)  # keyed by the rule: a variant was downloaded
+    guard.retract(SID_URL, variant)
+    assert not guard.was_fetched(canonical)
+    assert guard.was_fetched(variant)

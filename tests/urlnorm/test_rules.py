@@ -378,3 +378,38 @@ def test_rules_are_counted_as_they_are_shown() -> None:
     assert len(_LISTING.rules) == 1  # one node with a pinned rule and its fallback
     assert _LISTING.rule_count == len(_LISTING.describe_rules()) == 2
     assert _MIRROR.rule_count == len(_MIRROR.describe_rules()) == len(_MIRROR.rules)
+
+
+def test_keeping_two_urls_apart_retracts_the_rule_that_merged_them() -> None:
+    first = "http://www.example.com/archive2/17/display?sid=abc"
+    second = "http://www.example.com/archive2/17/display?sid=xyz"
+    assert _MIRROR.apply(first) == _MIRROR.apply(second)
+    kept = _MIRROR.keeping_apart([(first, second)])
+    assert kept.apply(first) != kept.apply(second)
+    assert kept.apart == ((first, second),) and kept.retracted
+    _, _, nid = _MIRROR.resolve(first)
+    assert nid in kept.retracted
+    # the retracted rule still decides for its pattern: an ancestor's rule does not take over
+    assert kept.apply(first) == first
+    assert kept.rule_count == _MIRROR.rule_count - len(kept.retracted)
+    assert sum(r["retracted"] for r in kept.describe_rules()) == len(kept.retracted)
+    assert not kept.behaves_like(_MIRROR)
+    # a pair no rule merges changes nothing but the record
+    about = ("http://www.example.com/about", "http://www.example.com/contact")
+    assert _MIRROR.keeping_apart([about]).retracted == frozenset()
+
+
+def test_json_round_trip_keeps_pairs_apart_retractions_and_checks() -> None:
+    first = "http://www.example.com/archive2/17/display?sid=abc"
+    second = "http://www.example.com/archive2/17/display?sid=xyz"
+    kept = _MIRROR.keeping_apart([(first, second)])
+    checked = _MIRROR.with_checks({_MIRROR.signature(nid): (4, 3) for nid in _MIRROR.rules})
+    assert set(checked.check_counts().values()) == {(4, 3)}
+    assert {(r["checked"], r["held"]) for r in checked.describe_rules()} == {(4, 3)}
+    kept = checked.keeping_apart([(first, second)])
+    # a retracted rule's record is not passed on
+    assert len(kept.check_counts()) == len(checked.check_counts()) - len(kept.retracted)
+    loaded = RuleSet.loads(kept.dumps())
+    assert loaded.apart == kept.apart and loaded.retracted == kept.retracted
+    assert loaded.apply(first) == first
+    assert RuleSet.loads(checked.dumps()).check_counts() == checked.check_counts()

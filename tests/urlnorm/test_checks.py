@@ -1,0 +1,155 @@
+"""Which requests a rule turned away are checked, and how a check ends, on plain data."""
+
+from __future__ import annotations
+
+import math
+
+from scrapy_templates.urlnorm.checks import (
+    DIRECTORY_BUDGET,
+    FAILED,
+    HELD,
+    OPEN,
+    SAME_CONTENT,
+    UNKNOWN,
+    Check,
+    RuleChecks,
+    content_sketch,
+    resemblance,
+)
+from scrapy_templates.urlnorm.url import url_key
+
+RULE = "http://a/item?id=* -> http://a/item?id=*: drop ?view"
+SHOP = "http://a/shop/item?id=1"
+PAGE_HASH = "00000000000000aa"
+OTHER_HASH = "00000000000000bb"
+ARTICLE = [
+    "A long article body that carries most of the page's own words, " * 20,
+    "Related: three more stories",
+]
+
+
+def _downloaded(checks: RuleChecks[str], url: str, page_hash: str = PAGE_HASH) -> None:
+    checks.downloaded(url, url_key(url), page_hash)
+
+
+def _turn(checks: RuleChecks[str], url: str, witness: str | None = SHOP) -> None:
+    checks.turned(url, url, SHOP, RULE, witness)
+
+
+def test_the_first_requests_of_a_rule_are_checked_then_none_without_a_share() -> None:
+    checks: RuleChecks[str] = RuleChecks(first=3, share=0.0)
+    _downloaded(checks, SHOP)
+    for view in range(5):
+        _turn(checks, f"{SHOP}&view={view}")
+    taken = checks.take()
+    assert [c.url for c in taken] == [f"{SHOP}&view={v}" for v in range(3)]
+    assert all(c.witness == SHOP and c.target == SHOP and c.rule == RULE for c in taken)
+    assert checks.take() == []
+
+
+def test_new_directories_are_checked_as_the_downloads_allow() -> None:
+    checks: RuleChecks[str] = RuleChecks(first=1, share=0.0)
+    _downloaded(checks, SHOP)
+    _turn(checks, f"{SHOP}&view=a")  # the rule's first check
+    _turn(checks, f"{SHOP}&view=b")  # its directory had its one
+    sections = ("docs", "blog")
+    for section in sections:
+        page = f"http://a/{section}/item?id=1"
+        _downloaded(checks, page)
+        checks.turned(section, f"{page}&view=a", page, RULE, page)
+    # one check in a new directory fits in a tenth of 3 downloads, the second waits
+    assert [c.token for c in checks.take()] == [f"{SHOP}&view=a", "docs"]
+    for n in range(round(1 / DIRECTORY_BUDGET)):
+        _downloaded(checks, f"http://a/other/{n}")
+    assert [c.token for c in checks.take()] == ["blog"]
+
+
+def test_random_checks_stay_within_their_share_of_the_downloads() -> None:
+    checks: RuleChecks[str] = RuleChecks(first=0, share=0.5, seed=1)
+    for n in range(10):
+        _downloaded(checks, f"http://a/page/{n}")
+    _downloaded(checks, SHOP)
+    for view in range(200):
+        _turn(checks, f"{SHOP}&view={view}")
+    assert 1 <= len(checks.take()) <= math.ceil(0.5 * 11)
+
+
+def test_a_check_waits_for_its_witness_to_be_downloaded() -> None:
+    checks: RuleChecks[str] = RuleChecks(first=3, share=0.0)
+    _turn(checks, f"{SHOP}&view=1", witness=None)
+    assert checks.take() == []
+    _downloaded(checks, SHOP)
+    (check,) = checks.take()
+    assert (check.url, check.witness) == (f"{SHOP}&view=1", SHOP)
+
+
+def _check(url: str = f"{SHOP}&view=1") -> Check[str]:
+    return Check(url, url, SHOP, SHOP, RULE)
+
+
+def test_the_same_text_holds_and_the_tally_says_so() -> None:
+    checks: RuleChecks[str] = RuleChecks()
+    _downloaded(checks, SHOP)
+    assert checks.fetched(_check(), PAGE_HASH, []).status == HELD
+    assert checks.counts() == {RULE: (1, 1)}
+
+
+def test_the_site_naming_the_rules_url_holds_whatever_the_text() -> None:
+    checks: RuleChecks[str] = RuleChecks()
+    _downloaded(checks, SHOP)
+    assert checks.fetched(_check(), OTHER_HASH, [f"{SHOP}&view=1", SHOP]).status == HELD
+
+
+def test_another_text_fails_when_the_witness_has_no_content_to_compare() -> None:
+    checks: RuleChecks[str] = RuleChecks()
+    _downloaded(checks, SHOP)
+    outcome = checks.fetched(_check(), OTHER_HASH, [])
+    assert (outcome.status, outcome.url, outcome.witness) == (FAILED, f"{SHOP}&view=1", SHOP)
+    assert checks.counts() == {RULE: (1, 0)}
+
+
+def test_without_a_text_to_compare_a_check_is_unknown_and_not_counted() -> None:
+    checks: RuleChecks[str] = RuleChecks()
+    _downloaded(checks, SHOP)
+    assert checks.fetched(_check(), None, []).status == UNKNOWN
+    assert checks.counts() == {}
+
+
+def test_an_open_check_holds_when_the_content_is_the_same_but_for_a_template_line() -> None:
+    checks: RuleChecks[str] = RuleChecks()
+    _downloaded(checks, SHOP)
+    assert checks.content(SHOP, content_sketch(["Home > Shop", *ARTICLE])) is None
+    url = f"{SHOP}&view=1"
+    assert checks.fetched(_check(url), OTHER_HASH, []).status == OPEN
+    outcome = checks.content(url, content_sketch(ARTICLE))
+    assert outcome is not None and outcome.status == HELD
+
+
+def test_an_open_check_fails_when_the_content_differs() -> None:
+    checks: RuleChecks[str] = RuleChecks()
+    _downloaded(checks, SHOP)
+    checks.content(SHOP, content_sketch(ARTICLE))
+    url = f"{SHOP}&view=1"
+    assert checks.fetched(_check(url), OTHER_HASH, []).status == OPEN
+    outcome = checks.content(url, content_sketch(["Another chapter altogether " * 20]))
+    assert outcome is not None and (outcome.status, outcome.witness) == (FAILED, SHOP)
+
+
+def test_rules_checked_elsewhere_need_no_first_checks_here() -> None:
+    checks: RuleChecks[str] = RuleChecks(first=1, share=0.0)
+    checks.proven({RULE: (3, 3)})
+    _downloaded(checks, SHOP)
+    _turn(checks, f"{SHOP}&view=1")  # one check in this directory, as in any new one
+    _turn(checks, f"{SHOP}&view=2")
+    assert [c.url for c in checks.take()] == [f"{SHOP}&view=1"]
+    assert checks.counts() == {RULE: (3, 3)}
+
+
+def test_resemblance_is_the_shared_share_of_the_larger_content() -> None:
+    results = [f"result {n}: a line of teaser text for entry {n}" for n in range(10)]
+    same = resemblance(content_sketch(results), content_sketch(results))
+    shifted = resemblance(content_sketch(results[:8]), content_sketch(results[2:]))
+    assert same == 1.0
+    assert shifted < SAME_CONTENT  # a result list sharing most entries is another page
+    assert resemblance(content_sketch([]), content_sketch([])) == 1.0
+    assert resemblance(content_sketch(["  a  b "]), content_sketch(["a b"])) == 1.0
