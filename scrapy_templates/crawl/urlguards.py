@@ -92,7 +92,11 @@ class UrlGuards:
         if host is None:
             return _KEEP_AS_IS
         verdict = host.decide(
-            request.url, request, queued=queued, defer=self.defer if defer else None
+            request.url,
+            request,
+            queued=queued,
+            defer=self.defer if defer else None,
+            filtered=not request.dont_filter and request.method == "GET" and not request.body,
         )
         if verdict.action != KEEP:
             self.send_checks(host)
@@ -215,13 +219,17 @@ class UrlGuards:
             self.stats.inc_value(key, count)
 
 
+# a check is a new request for the URL the spider asked for: not a redirect's next step
+_NOT_CARRIED = frozenset((ORIGINAL_URL, "redirect_urls", "redirect_times", "redirect_reasons"))
+
+
 def _check_request(check: Check[Request]) -> Request:
     """The request of a check: the one a rule turned away, for the URL the spider asked for,
     marked so that neither the rules nor the dupefilter turn it away again. Its errback is
     left out: the spider asked for a request that a rule answered, and a check held is
     ended in the downloader (see the middlewares), not by the spider's errback."""
     request = check.token
-    meta = {k: v for k, v in request.meta.items() if k != ORIGINAL_URL}
+    meta = {k: v for k, v in request.meta.items() if k not in _NOT_CARRIED}
     meta[CHECK] = (check.target, check.witness, check.rule)
     meta[OPT_OUT] = True
     return request.replace(url=check.url, meta=meta, dont_filter=True, errback=None)

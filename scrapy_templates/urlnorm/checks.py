@@ -8,9 +8,10 @@ them, are checked (a :class:`Check`): the URL is fetched as the spider asked for
 compared with a downloaded page of the URL the rule gave (the *witness*). At download, the
 site's word decides (the page redirects to, or names as its ``rel=canonical``, the rule's
 URL or the witness), then the page's text
-(:func:`~scrapy_templates.urlnorm.samples.page_hash`). When the texts differ and the witness
-became an item, its content decides: the two pages are one when they share
-:data:`SAME_CONTENT` of their content text, pagelet by pagelet (:func:`content_sketch`). A
+(:func:`~scrapy_templates.urlnorm.samples.page_hash`). When the texts differ, the contents
+decide once the checked page is an item: the two pages are one when they share
+:data:`SAME_CONTENT` of their content text, pagelet by pagelet (:func:`content_sketch`), and
+two when they do not or the witness has no content to compare. A
 rotating banner, or a breadcrumb counted as content on the page marked first and as template
 on the one marked later, changes the text without making two pages; a short result list that
 shares some of its entries with another is another page. A check that fails names two
@@ -228,12 +229,23 @@ class RuleChecks(Generic[T]):
         """A page reached the spider from ``url`` (``canonical_key``: the key of its canonical
         URL under the rules in force); checks waiting for that page are ready."""
         self._downloads += 1
-        if page_hash is None:
+        if page_hash is None or not self.enabled:
             return
         self._pages[url_key(url)] = int(page_hash, 16)
         for token, turned, target, rule, kind in self._parked.pop(canonical_key, ()):
             if turned != url:
                 self._ready_check(Check(token, turned, target, url, rule), kind)
+
+    def cancel(self, rules: set[str]) -> None:
+        """Forget the checks not yet sent of ``rules`` (retracted: their requests go again)."""
+        self._ready = [c for c in self._ready if c.rule not in rules]
+        self._budgeted = deque(c for c in self._budgeted if c.rule not in rules)
+        for key, waiting in list(self._parked.items()):
+            kept = [w for w in waiting if w[3] not in rules]
+            if kept:
+                self._parked[key] = kept
+            else:
+                del self._parked[key]
 
     def take(self) -> list[Check[T]]:
         """The checks to send now: those ready, and those of new directories that the
@@ -256,8 +268,7 @@ class RuleChecks(Generic[T]):
             return self._end(UNKNOWN, url, witness, rule)
         if mine == theirs:
             return self._end(HELD, url, witness, rule)
-        if url_key(witness) not in self._contents:
-            return self._end(FAILED, url, witness, rule)
+        # the witness's content may still be on its way (its item waits for the parse)
         self._open[url_key(url)] = (witness, rule)
         self._open.move_to_end(url_key(url))
         while len(self._open) > MAX_WAITING:
@@ -267,6 +278,8 @@ class RuleChecks(Generic[T]):
     def content(self, url: str, sketch: bytes) -> Outcome | None:
         """``url``'s page became an item whose content is sketched by ``sketch`` (see
         :func:`content_sketch`); the outcome of the open check of ``url``, if there is one."""
+        if not self.enabled:
+            return None
         key = url_key(url)
         self._contents[key] = sketch
         self._contents.move_to_end(key)
@@ -277,10 +290,9 @@ class RuleChecks(Generic[T]):
             return None
         witness, rule = waiting
         theirs = self._contents.get(url_key(witness))
-        if theirs is None:
-            status = UNKNOWN
-        else:
-            status = HELD if resemblance(sketch, theirs) >= SAME_CONTENT else FAILED
+        # texts that differ, and no content to say they are one page: two pages
+        held = theirs is not None and resemblance(sketch, theirs) >= SAME_CONTENT
+        status = HELD if held else FAILED
         return self._end(status, url, witness, rule)
 
     def _end(self, status: str, url: str, witness: str, rule: str) -> Outcome:

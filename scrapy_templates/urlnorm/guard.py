@@ -140,13 +140,21 @@ class HostGuard(Generic[T]):
         return self.fresh.get(key) or (None if self.stale else self.canonical_keys.get(key))
 
     def decide(
-        self, url: str, token: T, *, queued: bool, defer: tuple[int, float] | None = None
+        self,
+        url: str,
+        token: T,
+        *,
+        queued: bool,
+        defer: tuple[int, float] | None = None,
+        filtered: bool = True,
     ) -> Verdict:
         """The verdict on a request for ``url`` (``token``: the request, remembered when
         rewritten or dropped). ``queued``: the request was enqueued already (a downloader
         sees it), so a rewrite withdraws ``url``; otherwise it is about to be, and is noted
         as requested. ``defer``: ``(priority, rate)`` — a URL no rule rewrites whose form
         showed at least ``rate`` duplicates in training is deferred by ``priority``.
+        ``filtered``: the dupefilter would drop a second request for ``url`` (a plain GET
+        without ``dont_filter``); only such a request for a URL sent again is dropped here.
 
         A rewritten URL whose page was downloaded, or requested and not turned away since,
         is dropped: its request would fetch the same page again. A request turned away may
@@ -157,7 +165,7 @@ class HostGuard(Generic[T]):
         else:
             canonical, rate, nid = ruleset.resolve(url)
         if canonical == url:
-            if not queued and url_key(url) in self.resent:  # what the dupefilter would do
+            if not queued and filtered and url_key(url) in self.resent:  # as the dupefilter
                 return Verdict(DROP, url, repeat=True)
             if not queued:
                 self.note_requested(url)
@@ -187,8 +195,14 @@ class HostGuard(Generic[T]):
 
     def take_checks(self) -> list[Check[T]]:
         """The requests turned away that are to be fetched anyway and compared (see
-        :mod:`~scrapy_templates.urlnorm.checks`)."""
-        return self.checks.take()
+        :mod:`~scrapy_templates.urlnorm.checks`). Each is a download of its URL under way:
+        a retraction does not send it again."""
+        checks = self.checks.take()
+        for check in checks:
+            key = url_key(check.url)
+            self.requested.add(key)
+            self.withdrawn.discard(key)
+        return checks
 
     def suspect_form(self, url: str) -> Form | None:
         """The form of a URL that no rule rewrites but that carries a query parameter the
@@ -272,6 +286,10 @@ class HostGuard(Generic[T]):
         if kept.retracted == self.ruleset.retracted:
             self.ruleset = kept
             return None
+        # checks still waiting for the retracted rules: their requests are sent again below
+        self.checks.cancel(
+            {self.ruleset.signature(n) for n in kept.retracted - self.ruleset.retracted}
+        )
         self.stale = True
         # its download is under way: not to be sent again
         self.requested.add(url_key(first))

@@ -100,12 +100,23 @@ def test_the_site_naming_the_rules_url_holds_whatever_the_text() -> None:
     assert checks.fetched(_check(), OTHER_HASH, [f"{SHOP}&view=1", SHOP]).status == HELD
 
 
-def test_another_text_fails_when_the_witness_has_no_content_to_compare() -> None:
+def test_another_text_fails_when_the_witness_never_had_content_to_compare() -> None:
     checks: RuleChecks[str] = RuleChecks()
     _downloaded(checks, SHOP)
-    outcome = checks.fetched(_check(), OTHER_HASH, [])
-    assert (outcome.status, outcome.url, outcome.witness) == (FAILED, f"{SHOP}&view=1", SHOP)
+    url = f"{SHOP}&view=1"
+    assert checks.fetched(_check(url), OTHER_HASH, []).status == OPEN  # its item may be late
+    outcome = checks.content(url, content_sketch(ARTICLE))
+    assert outcome is not None
+    assert (outcome.status, outcome.url, outcome.witness) == (FAILED, url, SHOP)
     assert checks.counts() == {RULE: (1, 0)}
+
+
+def test_a_retracted_rules_waiting_checks_are_cancelled() -> None:
+    checks: RuleChecks[str] = RuleChecks(first=3, share=0.0)
+    _turn(checks, f"{SHOP}&view=1", witness=None)
+    checks.cancel({RULE})
+    _downloaded(checks, SHOP)
+    assert checks.take() == []
 
 
 def test_without_a_text_to_compare_a_check_is_unknown_and_not_counted() -> None:
