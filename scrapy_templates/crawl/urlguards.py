@@ -25,7 +25,7 @@ from scrapy_templates.urlnorm.rules import RuleSet, RuleSetError
 logger = logging.getLogger(__name__)
 
 ORIGINAL_URL = "templates_original_url"
-# on a check request: (witness URL, rule signature); see urlnorm.checks
+# on a check request: (the rule's URL, witness URL, rule signature); see urlnorm.checks
 CHECK = "templates_check"
 # a request with this meta key true is left alone by the URL rules
 OPT_OUT = "dont_normalize"

@@ -14,6 +14,7 @@ only when applying the rules to it again leaves it unchanged.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -429,9 +430,18 @@ class RuleSet:
     def signature(self, nid: int) -> str:
         """The rule of node ``nid`` as people read it (source pattern, target pattern, what it
         changes): the same for the same rule learned again with other node numbers."""
-        rule = self.rules[nid]
-        changes = "; ".join(self._changes(rule))
-        return f"{self.nodes[rule.source].glob} -> {self.nodes[rule.target].glob}: {changes}"
+        return self._signatures[nid]
+
+    @functools.cached_property
+    def _signatures(self) -> dict[int, str]:
+        """Every rule's signature, made once: a check names its rule per request turned away."""
+        made = {}
+        for nid, rule in self.rules.items():
+            changes = "; ".join(self._changes(rule))
+            made[nid] = (
+                f"{self.nodes[rule.source].glob} -> {self.nodes[rule.target].glob}: {changes}"
+            )
+        return made
 
     def keeping_apart(self, pairs: Iterable[tuple[str, str]]) -> RuleSet:
         """This rule set with ``pairs`` added to :attr:`apart` and the rules retracted that
