@@ -18,12 +18,12 @@ from itemadapter import ItemAdapter
 from scrapy.crawler import Crawler
 
 from scrapy_templates.crawl.bootstrap import Bootstrap
-from scrapy_templates.crawl.relearn import thresholds
 from scrapy_templates.crawl.runtime import TemplatesRuntime
+from scrapy_templates.marker import Marker, mark_settings, page_fingerprints
 from scrapy_templates.page import Page, PageError, parse_elements, parse_page
 from scrapy_templates.sites import page_id
-from scrapy_templates.store.base import Observation, StoreError
-from scrapy_templates.templates.marking import MarkSettings, PageCounts, PageMarks, decide_page
+from scrapy_templates.store.base import StoreError
+from scrapy_templates.templates.marking import PageMarks
 from scrapy_templates.urlnorm.samples import content_hash as text_hash
 from scrapy_templates.workers import (
     ParseOptions,
@@ -49,7 +49,6 @@ class TemplatePipeline:
         config = runtime.config
         self.runtime = runtime
         self.stats = crawler.stats
-        self.use_components = config.algorithm == "global"
         self.algorithm = config.algorithm
         self.html_field = config.html_field
         self.url_field = config.url_field
@@ -63,11 +62,10 @@ class TemplatePipeline:
         self.max_tags = config.max_tags
         workers = worker_count(config.parse_workers)
         self.workers = WorkerPool(workers, deadline=config.parse_timeout) if workers > 0 else None
-        self.marking = MarkSettings(
-            thresholds(config), config.main_region_share, config.snippet_chars, config.algorithm
-        )
+        self.marking = mark_settings(config)
         self.store = runtime.store
         self.evidence = runtime.evidence
+        self.marker = Marker(self.store, self.evidence, self.marking, config.layout)
         self.urls = runtime.urls
         self.bootstrap = Bootstrap(
             crawler,
@@ -181,23 +179,20 @@ class TemplatePipeline:
         except PageError as exc:
             self._skip(adapter, exc.reason, str(exc))
             return
-        fingerprints = _fingerprints(page)
+        fingerprints = page_fingerprints(page)
         try:
-            obs = await self._observe(site, pid, fingerprints, page)
+            obs = await self.marker.count(site, page, fingerprints)
             self.bootstrap.counted(site, obs.pages)
             if self.bootstrap.wanted(obs.pages):
                 await self.bootstrap.wait(site)
-                obs = await self._lookup(site, pid, fingerprints)
+                obs = await self.marker.recount(site, page, fingerprints)
         except StoreError as exc:  # a bad value under our keys, not an outage (that is absorbed)
             self._skip(adapter, "store-error", str(exc))
             return
         new_pages = self.runtime.new_pages
         new_pages[site] = new_pages.get(site, 0) + 1
-        counts = self._counts(site, page, fingerprints, obs, layout=self.runtime.config.layout)
-        evidence = self.evidence.site(site)
-        marks = decide_page(page, counts, evidence, self.marking)
-        evidence.learn(page, marks.flags, self.marking.main_share)
-        self._note_main_path(site, marks.main_path, evidence.region.pages)
+        marks = self.marker.decide(site, page, fingerprints, obs)
+        self._note_main_path(site, marks.main_path, self.evidence.region(site).pages)
         content_hash = self._write(adapter, marks)
         parts = [t for t, flag in zip(marks.texts, marks.flags, strict=True) if t and not flag]
         self.urls.add_page(url, page.simhash, content_hash, parts)
@@ -235,41 +230,6 @@ class TemplatePipeline:
         self._inc("templates/parse_workers/reparses")
         return parse_elements(html, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags)
 
-    async def _observe(
-        self, site: str, pid: str, fingerprints: list[int], page: Page
-    ) -> Observation:
-        links = []
-        if self.use_components:
-            target = self.evidence.links.resolver(page.url)
-            links = [target(h) for h in page.hrefs()]
-        return await self.store.observe(
-            site,
-            pid,
-            fingerprints,
-            links,
-            content_key=page.text_hash,
-            components=self.use_components,
-        )
-
-    async def _lookup(self, site: str, pid: str, fingerprints: list[int]) -> Observation:
-        return await self.store.lookup(site, pid, fingerprints, components=self.use_components)
-
-    def _counts(
-        self, site: str, page: Page, fingerprints: list[int], obs: Observation, *, layout: bool
-    ) -> PageCounts:
-        """What counting the page gave: the store's counts and, with ``layout``, the page
-        added to its site's layout evidence."""
-        counts = dict(zip(fingerprints, obs.counts, strict=True))
-        support = (
-            dict(zip(fingerprints, obs.components, strict=True)) if self.use_components else counts
-        )
-        if not layout:
-            return PageCounts(obs.pages, counts, support)
-        cluster, static = self.evidence.blocks(site).observe(
-            [p.path for p in page.pagelets], [p.text for p in page.pagelets]
-        )
-        return PageCounts(obs.pages, counts, support, cluster, static)
-
     def _note_main_path(self, site: str, main_path: str | None, pages: int) -> None:
         if main_path != self._main_paths.get(site):
             logger.info(
@@ -301,17 +261,6 @@ class TemplatePipeline:
         if not self.keep_html:
             del adapter[self.html_field]
         return content_hash
-
-
-def _fingerprints(page: Page) -> list[int]:
-    """The distinct non-zero fingerprints and patterns of a page: what the store counts."""
-    found: dict[int, None] = {}
-    for pagelet in page.pagelets:
-        if pagelet.fingerprint:
-            found[pagelet.fingerprint] = None
-        if pagelet.pattern:
-            found[pagelet.pattern] = None
-    return list(found)
 
 
 __all__: Sequence[str] = ["TemplatePipeline"]

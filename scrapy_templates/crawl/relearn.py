@@ -26,20 +26,13 @@ from twisted.internet.task import LoopingCall
 from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.crawl.publisher import Publisher
 from scrapy_templates.crawl.urlrules import UrlRules
+from scrapy_templates.marker import prune_below, thresholds
 from scrapy_templates.store.base import StoreError, StoreUnavailable
 from scrapy_templates.store.resilient import ResilientStore
-from scrapy_templates.templates.decide import Thresholds
 from scrapy_templates.templates.evidence import Evidence
 from scrapy_templates.templates.model import TemplateModel, learn_model
 
 logger = logging.getLogger(__name__)
-
-
-def thresholds(config: TemplatesConfig) -> Thresholds:
-    """The template decision's thresholds."""
-    return Thresholds(
-        config.min_pages, config.min_share, config.pattern_share, config.region_min_share
-    )
 
 
 class Relearner:
@@ -209,7 +202,7 @@ class Relearner:
         if self.config.prune_pages > 0 and (
             grown >= self.config.prune_pages or (final and grown > 0)
         ):
-            below = self._prune_below(pages)
+            below = prune_below(self.config, pages)
             pruned = await self.store.prune(site, below)
             self._pruned_at[site] = pages
             self._inc("templates/relearn/counters_pruned", pruned)
@@ -250,13 +243,6 @@ class Relearner:
             time.perf_counter() - t0,
         )
         return model
-
-    def _prune_below(self, pages: int) -> int:
-        """Counters below this many pages go: those at 1, and — while the share test is on —
-        those under ``TEMPLATES_PRUNE_SHARE`` of the site's pages (capped at half the
-        template share, so a pruned pagelet is far from any decision)."""
-        share = min(self.config.prune_share, self.thresholds.min_share / 2)
-        return max(2, int(share * pages))
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:

@@ -13,7 +13,6 @@ so the URL rules work whether the template pipeline is enabled or not.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import socket
@@ -29,13 +28,11 @@ from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.crawl.relearn import Relearner
 from scrapy_templates.crawl.stores import build_store
 from scrapy_templates.crawl.urlrules import UrlRules
+from scrapy_templates.marker import build_evidence
 from scrapy_templates.store.base import TemplateStore
 from scrapy_templates.store.memory import MemoryStore
 from scrapy_templates.store.redis import RedisStore
 from scrapy_templates.store.resilient import ResilientStore
-from scrapy_templates.templates.evidence import Evidence
-from scrapy_templates.templates.layout import SiteLayouts
-from scrapy_templates.templates.variability import LayoutBlocks
 
 logger = logging.getLogger(__name__)
 
@@ -59,21 +56,7 @@ class TemplatesRuntime:
             max_links=config.max_links,
             max_owners=config.max_owners,
         )
-        self.evidence = Evidence(
-            main_share=config.main_region_share,
-            layouts=functools.partial(
-                SiteLayouts, config.layout_similarity, config.layout_max_clusters
-            ),
-            blocks=functools.partial(
-                LayoutBlocks,
-                samples=config.block_samples,
-                min_pages=config.block_min_pages,
-                min_share=config.block_min_share,
-                max_diff=config.block_diff_max,
-                comparison=config.block_compare,
-            ),
-            max_sites=config.layout_max_sites,
-        )
+        self.evidence = build_evidence(config)
         self.urls = UrlRules(crawler, config)
         self.relearner = Relearner(
             config, self.store, self.owner, self.evidence, self.urls, self.stats

@@ -1,0 +1,214 @@
+"""Marking a site's pages one after another, over a store, without Scrapy.
+
+:class:`Marker` is the flow the item pipeline runs for every item — count the parsed page in
+the store, add it to its site's layout evidence, decide its marks, learn from the decision —
+and :func:`replay` runs the same flow over a stored crawl (pages in crawl order), with the
+crawl's cold start and its periodic relearning of layouts and pruning, so that settings and
+algorithm changes can be judged on whole sites in seconds.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+
+from scrapy_templates.config import TemplatesConfig
+from scrapy_templates.page import Page, PageError, parse_page
+from scrapy_templates.sites import page_id
+from scrapy_templates.store.base import Observation, TemplateStore
+from scrapy_templates.templates.decide import Thresholds
+from scrapy_templates.templates.evidence import Evidence
+from scrapy_templates.templates.layout import SiteLayouts
+from scrapy_templates.templates.marking import MarkSettings, PageCounts, PageMarks, decide_page
+from scrapy_templates.templates.variability import LayoutBlocks
+
+
+def thresholds(config: TemplatesConfig) -> Thresholds:
+    """The template decision's thresholds."""
+    return Thresholds(
+        config.min_pages, config.min_share, config.pattern_share, config.region_min_share
+    )
+
+
+def mark_settings(config: TemplatesConfig) -> MarkSettings:
+    """The decision's settings."""
+    return MarkSettings(
+        thresholds(config), config.main_region_share, config.snippet_chars, config.algorithm
+    )
+
+
+def build_evidence(config: TemplatesConfig) -> Evidence:
+    """Empty evidence for the sites of one process, shaped by the layout settings."""
+    return Evidence(
+        main_share=config.main_region_share,
+        layouts=functools.partial(
+            SiteLayouts, config.layout_similarity, config.layout_max_clusters
+        ),
+        blocks=functools.partial(
+            LayoutBlocks,
+            samples=config.block_samples,
+            min_pages=config.block_min_pages,
+            min_share=config.block_min_share,
+            max_diff=config.block_diff_max,
+            comparison=config.block_compare,
+        ),
+        max_sites=config.layout_max_sites,
+    )
+
+
+def prune_below(config: TemplatesConfig, pages: int) -> int:
+    """Counters below this many pages are pruned: those at 1, and — while the share test is
+    on — those under ``TEMPLATES_PRUNE_SHARE`` of the site's ``pages`` (capped at half the
+    template share, so a pruned pagelet is far from any decision)."""
+    share = min(config.prune_share, config.min_share / 2)
+    return max(2, int(share * pages))
+
+
+def page_fingerprints(page: Page) -> list[int]:
+    """The distinct non-zero fingerprints and patterns of a page: what the store counts."""
+    found: dict[int, None] = {}
+    for pagelet in page.pagelets:
+        if pagelet.fingerprint:
+            found[pagelet.fingerprint] = None
+        if pagelet.pattern:
+            found[pagelet.pattern] = None
+    return list(found)
+
+
+@dataclass
+class Marker:
+    """The marking of one process: its store, its sites' evidence and the decision's
+    settings. ``layout``: whether pages join layout clusters (``TEMPLATES_LAYOUT``)."""
+
+    store: TemplateStore
+    evidence: Evidence
+    settings: MarkSettings
+    layout: bool = True
+
+    @classmethod
+    def from_config(
+        cls, config: TemplatesConfig, store: TemplateStore, evidence: Evidence | None = None
+    ) -> Marker:
+        return cls(
+            store,
+            evidence if evidence is not None else build_evidence(config),
+            mark_settings(config),
+            config.layout,
+        )
+
+    @property
+    def components(self) -> bool:
+        """Whether counts are by link-connected component (the global algorithm)."""
+        return self.settings.algorithm == "global"
+
+    async def count(self, site: str, page: Page, fingerprints: list[int]) -> Observation:
+        """Count ``page`` in the store (once per page id and per content text)."""
+        links = []
+        if self.components:
+            target = self.evidence.links.resolver(page.url)
+            links = [target(h) for h in page.hrefs()]
+        return await self.store.observe(
+            site,
+            page_id(page.url),
+            fingerprints,
+            links,
+            content_key=page.text_hash,
+            components=self.components,
+        )
+
+    async def recount(self, site: str, page: Page, fingerprints: list[int]) -> Observation:
+        """The counts of a page counted before, as they stand now."""
+        return await self.store.lookup(
+            site, page_id(page.url), fingerprints, components=self.components
+        )
+
+    def decide(self, site: str, page: Page, fingerprints: list[int], obs: Observation) -> PageMarks:
+        """The page's marks from its counts (``000_…``), with the page added to its site's
+        layout evidence first (``001_…``); the site then learns from the decision."""
+        counts = dict(zip(fingerprints, obs.counts, strict=True))
+        support = (
+            dict(zip(fingerprints, obs.components, strict=True)) if self.components else counts
+        )
+        if self.layout:
+            cluster, static = self.evidence.blocks(site).observe(
+                [p.path for p in page.pagelets], [p.text for p in page.pagelets]
+            )
+            page_counts = PageCounts(obs.pages, counts, support, cluster, static)
+        else:
+            page_counts = PageCounts(obs.pages, counts, support)
+        evidence = self.evidence.site(site)
+        marks = decide_page(page, page_counts, evidence, self.settings)
+        evidence.learn(page, marks.flags, self.settings.main_share)
+        return marks
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """One page of a replay: its URL and its marks (``None`` when it is no HTML page;
+    ``error`` says why)."""
+
+    url: str
+    marks: PageMarks | None
+    error: str = ""
+
+
+async def replay(
+    pages: Iterable[tuple[str, str | bytes]], config: TemplatesConfig, store: TemplateStore
+) -> AsyncIterator[Replayed]:
+    """Mark ``pages`` (URL and HTML, in crawl order) as one crawl process with ``config``
+    would, yielding each page's marks in the order they are decided.
+
+    What the crawl does besides the pipeline is replayed by page counts, not by the clock: a
+    site's first pages wait until ``TEMPLATES_BOOTSTRAP_PAGES`` more are counted (or the pages
+    run out); every ``TEMPLATES_RELEARN_PAGES`` pages of a site its layout clusters are settled
+    and — once ``TEMPLATES_PRUNE_PAGES`` more pages were counted — its counters pruned, as a
+    relearn does. ``store`` is open and empty."""
+    marker = Marker.from_config(config, store)
+    site_of = config.site_function()
+    waiting: dict[str, list[tuple[Page, list[int]]]] = {}
+    marked: dict[str, int] = {}
+    pruned_at: dict[str, int] = {}
+
+    async def relearn(site: str, pages_known: int) -> None:
+        if marker.layout and (blocks := marker.evidence.site_blocks.get(site)) is not None:
+            blocks.recompute()
+        prune = config.prune_pages
+        if prune > 0 and pages_known - pruned_at.get(site, 0) >= prune:
+            await store.prune(site, prune_below(config, pages_known))
+            pruned_at[site] = pages_known
+
+    async def decide(site: str, page: Page, fingerprints: list[int], obs: Observation) -> Replayed:
+        marks = marker.decide(site, page, fingerprints, obs)
+        marked[site] = marked.get(site, 0) + 1
+        if config.relearn_pages > 0 and marked[site] % config.relearn_pages == 0:
+            await relearn(site, obs.pages)
+        return Replayed(page.url, marks)
+
+    wanted = config.bootstrap_pages + 1 if config.bootstrap_pages > 0 else 0
+    for url, html in pages:
+        try:
+            page = parse_page(
+                html,
+                url,
+                k=config.link_threshold,
+                max_bytes=config.max_html_bytes,
+                max_tags=config.max_tags,
+            )
+        except PageError as exc:
+            yield Replayed(url, None, exc.reason)
+            continue
+        site = site_of(url)
+        fingerprints = page_fingerprints(page)
+        obs = await marker.count(site, page, fingerprints)
+        if obs.pages < wanted:
+            waiting.setdefault(site, []).append((page, fingerprints))
+            continue
+        for early, early_fps in waiting.pop(site, []):
+            obs_now = await marker.recount(site, early, early_fps)
+            yield await decide(site, early, early_fps, obs_now)
+        yield await decide(site, page, fingerprints, obs)
+    for site, held in waiting.items():
+        for early, early_fps in held:
+            obs_now = await marker.recount(site, early, early_fps)
+            yield await decide(site, early, early_fps, obs_now)
