@@ -73,6 +73,46 @@ def spare_region_content(
     ]
 
 
+HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+
+def is_heading(path: str) -> bool:
+    """Whether a pagelet's path ends in a heading element (``…/div/h2.title``)."""
+    step = path.rpartition("/")[2]
+    return step.partition(".")[0].partition("#")[0] in HEADING_TAGS
+
+
+def spare_content_headings(
+    flags: Sequence[bool],
+    paths: Sequence[str],
+    positions: Sequence[tuple[int, ...]],
+    texts: Sequence[str],
+    plain_in_region: Callable[[int], bool],
+) -> list[bool]:
+    """Unflag the template headings that start a part of the page's own content: a heading
+    element in the main region, not navigation (``plain_in_region(i)``), whose next pagelet
+    with text is content under the same parent. "Parameters", "Return value", "Functions"
+    open their section on thousands of pages, so counting flags them; what follows them is
+    the page's own. A heading followed by template (a menu's title, a box's caption) stays
+    template. Walks back from the last pagelet, so a run of headings above content is spared
+    whole."""
+    out = list(flags)
+    next_text = -1
+    for i in range(len(out) - 1, -1, -1):
+        if (
+            out[i]
+            and next_text >= 0
+            and not out[next_text]
+            and is_heading(paths[i])
+            and positions[next_text][: len(positions[i]) - 1] == positions[i][:-1]
+            and plain_in_region(i)
+        ):
+            out[i] = False
+        if texts[i].strip():
+            next_text = i
+    return out
+
+
 def main_region(
     positions: Sequence[tuple[int, ...]],
     weights: Sequence[int],

@@ -22,6 +22,7 @@ from scrapy_templates.templates.decide import (
     Thresholds,
     main_region,
     mark_pagelets,
+    spare_content_headings,
     spare_region_content,
 )
 from scrapy_templates.templates.evidence import SiteEvidence
@@ -127,6 +128,9 @@ def decide_page(
             for s, f, p in zip(counts.static, flags, page.pagelets, strict=True)
         ]
         flags = [f or s for f, s in zip(flags, static, strict=True)]
+    if settings.main_share > 0:
+        flags = _spare_headings(page, flags, main_path, host)
+        static = [s and f for s, f in zip(static, flags, strict=True)]
     texts = _content_texts(page, flags, main_path, settings.main_share)
     marks = _marks(page, counts, flags, static, texts, settings.snippet)
     content = "\n".join(t for t in texts if t)
@@ -161,6 +165,26 @@ def _count_flags(
 
     best = [max(support.get(p.fingerprint, 0), support.get(p.pattern, 0)) for p in pagelets]
     return spare_region_content(flags, best, counts.pages, thresholds, plain_in_region)
+
+
+def _spare_headings(page: Page, flags: list[bool], main_path: str | None, host: str) -> list[bool]:
+    """Template headings that open the page's own content in its main region (the site's
+    learned one, anywhere while it has none) are content."""
+    pagelets = page.pagelets
+
+    def plain_in_region(i: int) -> bool:
+        p = pagelets[i]
+        return (main_path is None or in_region(p.path, main_path)) and not is_navigation(
+            p.text, p.hrefs, p.anchors, host
+        )
+
+    return spare_content_headings(
+        flags,
+        [p.path for p in pagelets],
+        [p.position for p in pagelets],
+        [p.text for p in pagelets],
+        plain_in_region,
+    )
 
 
 def _content_texts(

@@ -2,9 +2,11 @@ from __future__ import annotations
 
 from scrapy_templates.templates.decide import (
     Thresholds,
+    is_heading,
     is_template,
     main_region,
     mark_pagelets,
+    spare_content_headings,
     spare_region_content,
 )
 
@@ -65,3 +67,36 @@ def test_region_spares_a_sections_standing_sentence_but_not_site_wide_blocks() -
     assert spare_region_content(flags, [3, 10, 3], 10, th, plain) == [False, True, True]
     assert asked == [0, 2]  # the site-wide tagline is never examined
     assert spare_region_content(flags, [3, 10, 3], 10, Thresholds(2, 0.25), plain) == flags
+
+
+def test_heading_paths() -> None:
+    assert is_heading("body/div.refentry/div/h2")
+    assert is_heading("body/main/h3#usage") and is_heading("body/h1.title")
+    assert not is_heading("body/div.h2") and not is_heading("body/header")
+
+
+def test_a_shared_heading_that_opens_content_is_content() -> None:
+    paths = ["body/nav", "body/main/h2", "body/main/table", "body/main/h2", "body/main/ul"]
+    positions = [(0,), (1, 0), (1, 1), (1, 2), (1, 3)]
+    texts = ["Home Docs", "Functions", "gtk_init gtk_main", "See also", "Site map News"]
+    flags = [True, True, False, True, True]
+    spared = spare_content_headings(flags, paths, positions, texts, lambda i: True)
+    # "Functions" opens the page's table; "See also" heads a template list; the nav stays
+    assert spared == [True, False, False, True, True]
+    # outside the main region (or navigation) nothing is spared
+    assert spare_content_headings(flags, paths, positions, texts, lambda i: False) == flags
+
+
+def test_a_run_of_headings_above_content_is_spared_but_not_across_parents() -> None:
+    paths = ["body/main/h2", "body/main/h3", "body/main/p", "body/aside/h3", "body/main/p"]
+    positions = [(0, 0), (0, 1), (0, 2), (1, 0), (0, 3)]
+    texts = ["Reference", "Parameters", "n: the count", "Related", "more text"]
+    flags = [True, True, False, True, False]
+    # "Related" is followed by content under another parent: it stays template
+    assert spare_content_headings(flags, paths, positions, texts, lambda i: True) == [
+        False,
+        False,
+        False,
+        True,
+        False,
+    ]
