@@ -52,6 +52,25 @@ def _gtkdoc_gold(doc: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
     return [body]
 
 
+def _first_match(
+    selectors: list[str], remove: tuple[str, ...] | list[str] = ()
+) -> Callable[[lxml.html.HtmlElement], list[lxml.html.HtmlElement]]:
+    """Gold from the first selector that matches, with the ``remove`` elements dropped."""
+
+    def gold(doc: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+        for selector in selectors:
+            found = doc.cssselect(selector)
+            if found:
+                for el in found:
+                    for drop in remove:
+                        for junk in el.cssselect(drop):
+                            junk.drop_tree()
+                return list(found)
+        return []
+
+    return gold
+
+
 SITES = {
     "sqlite": Site(
         "sqlite",
@@ -92,6 +111,56 @@ SITES = {
         "/index.html",
         lambda doc: doc.cssselect("main"),
         "main (the javadoc page body of Apache Commons Lang 3)",
+    ),
+    "buildbot": Site(
+        "buildbot",
+        "buildbot-doc",
+        Path("/usr/share/doc/buildbot/html"),
+        "/index.html",
+        _first_match(
+            ['div[itemprop="articleBody"]'],
+            ["a.headerlink", 'div[itemprop="articleBody"] > div.admonition.caution:first-child'],
+        ),
+        'div[itemprop="articleBody"] without its "¶" links and the Python 2.7 caution every '
+        "page opens with (Sphinx, sphinx-rtd-theme: the sidebar expands the current chapter)",
+    ),
+    "groonga": Site(
+        "groonga",
+        "groonga-doc",
+        Path("/usr/share/doc/groonga-doc/en/html"),
+        "/index.html",
+        _first_match(["main.bd-content > div:not(.prev-next-area)"], ["a.headerlink"]),
+        'main.bd-content without the prev/next area and the "¶" links (Sphinx, '
+        "pydata-sphinx-theme: the sidebar lists the current section's pages)",
+    ),
+    "maxima": Site(
+        "maxima",
+        "maxima-doc",
+        Path("/usr/share/doc/maxima-doc/html"),
+        "/maxima.html",
+        _first_match(["body"], ["div.header", "a.copiable-anchor"]),
+        "body without the Next/Previous/Up node bars (texinfo, one page per node)",
+    ),
+    "erlang": Site(
+        "erlang",
+        "erlang-doc",
+        Path("/usr/share/doc/erlang-doc"),
+        "/doc/index.html",
+        _first_match(
+            ["div#content", 'main[role="main"]', "body"],
+            ["div.footer", "div#content center:last-child > small"],
+        ),
+        "div#content without its footer (Erlang/OTP's docs: the left panel is the current "
+        "application's; its jinterface javadoc pages: main)",
+    ),
+    "docbook": Site(
+        "docbook",
+        "docbook-xsl-doc-html",
+        Path("/usr/share/doc/docbook-xsl-doc-html/doc"),
+        "/index.html",
+        _first_match(["body > div:not(.navheader):not(.navfooter)", "body"]),
+        "the body's divisions but the navheader and navfooter (DocBook XSL chunked HTML: "
+        "a header naming the part, Prev/Next links, a footer with the neighbours' titles)",
     ),
 }
 
