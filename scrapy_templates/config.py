@@ -287,6 +287,7 @@ class TemplatesConfig:
     pattern_share: float
     region_min_share: float
     main_region_share: float
+    section_share: float
     layout: bool
     layout_similarity: float
     layout_max_clusters: int

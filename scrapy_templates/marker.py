@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.page import Page, PageError, parse_page
@@ -21,6 +22,8 @@ from scrapy_templates.templates.decide import Thresholds
 from scrapy_templates.templates.evidence import Evidence
 from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.marking import MarkSettings, PageCounts, PageMarks, decide_page
+from scrapy_templates.templates.region import is_navigation
+from scrapy_templates.templates.sections import section_of, section_templates
 from scrapy_templates.templates.variability import LayoutBlocks
 
 
@@ -34,7 +37,11 @@ def thresholds(config: TemplatesConfig) -> Thresholds:
 def mark_settings(config: TemplatesConfig) -> MarkSettings:
     """The decision's settings."""
     return MarkSettings(
-        thresholds(config), config.main_region_share, config.snippet_chars, config.algorithm
+        thresholds(config),
+        config.main_region_share,
+        config.snippet_chars,
+        config.algorithm,
+        config.section_share,
     )
 
 
@@ -123,24 +130,55 @@ class Marker:
             site, page_id(page.url), fingerprints, components=self.components
         )
 
-    def decide(self, site: str, page: Page, fingerprints: list[int], obs: Observation) -> PageMarks:
+    def decide(
+        self,
+        site: str,
+        page: Page,
+        fingerprints: list[int],
+        obs: Observation,
+        *,
+        new: bool | None = None,
+    ) -> PageMarks:
         """The page's marks from its counts (``000_…``), with the page added to its site's
-        layout evidence first (``001_…``); the site then learns from the decision."""
+        layout evidence (``001_…``) and its link blocks to its section's counts first; the
+        site then learns from the decision. ``new``: whether counting the page counted it
+        (``obs.new`` unless ``obs`` is a later recount)."""
         counts = dict(zip(fingerprints, obs.counts, strict=True))
         support = (
             dict(zip(fingerprints, obs.components, strict=True)) if self.components else counts
         )
+        cluster = static = None
         if self.layout:
             cluster, static = self.evidence.blocks(site).observe(
                 [p.path for p in page.pagelets], [p.text for p in page.pagelets]
             )
-            page_counts = PageCounts(obs.pages, counts, support, cluster, static)
-        else:
-            page_counts = PageCounts(obs.pages, counts, support)
+        section = self._section(site, page, obs.new if new is None else new)
+        page_counts = PageCounts(obs.pages, counts, support, cluster, static, section)
         evidence = self.evidence.site(site)
         marks = decide_page(page, page_counts, evidence, self.settings)
         evidence.learn(page, marks.flags, self.settings.main_share)
         return marks
+
+    def _section(self, site: str, page: Page, new: bool) -> list[bool] | None:
+        """Which of the page's link blocks its section makes template (``None``: off)."""
+        share = self.settings.section_share
+        if share <= 0:
+            return None
+        host = urlsplit(page.url).netloc.lower()
+        pagelets = page.pagelets
+        links = [
+            i
+            for i, p in enumerate(pagelets)
+            if p.fingerprint and is_navigation(p.text, p.hrefs, p.anchors, host, min_links=1)
+        ]
+        pages, held = self.evidence.sections(site).observe(
+            section_of(page.url), [pagelets[i].fingerprint for i in links], new
+        )
+        flags = [False] * len(pagelets)
+        templates = section_templates(held, pages, share, self.settings.thresholds.min_pages)
+        for i, flag in zip(links, templates, strict=True):
+            flags[i] = flag
+        return flags
 
 
 @dataclass(frozen=True)
@@ -166,7 +204,7 @@ async def replay(
     relearn does. ``store`` is open and empty."""
     marker = Marker.from_config(config, store)
     site_of = config.site_function()
-    waiting: dict[str, list[tuple[Page, list[int]]]] = {}
+    waiting: dict[str, list[tuple[Page, list[int], bool]]] = {}
     marked: dict[str, int] = {}
     pruned_at: dict[str, int] = {}
 
@@ -178,8 +216,10 @@ async def replay(
             await store.prune(site, prune_below(config, pages_known))
             pruned_at[site] = pages_known
 
-    async def decide(site: str, page: Page, fingerprints: list[int], obs: Observation) -> Replayed:
-        marks = marker.decide(site, page, fingerprints, obs)
+    async def decide(
+        site: str, page: Page, fingerprints: list[int], obs: Observation, new: bool
+    ) -> Replayed:
+        marks = marker.decide(site, page, fingerprints, obs, new=new)
         marked[site] = marked.get(site, 0) + 1
         if config.relearn_pages > 0 and marked[site] % config.relearn_pages == 0:
             await relearn(site, obs.pages)
@@ -202,13 +242,13 @@ async def replay(
         fingerprints = page_fingerprints(page)
         obs = await marker.count(site, page, fingerprints)
         if obs.pages < wanted:
-            waiting.setdefault(site, []).append((page, fingerprints))
+            waiting.setdefault(site, []).append((page, fingerprints, obs.new))
             continue
-        for early, early_fps in waiting.pop(site, []):
+        for early, early_fps, new in waiting.pop(site, []):
             obs_now = await marker.recount(site, early, early_fps)
-            yield await decide(site, early, early_fps, obs_now)
-        yield await decide(site, page, fingerprints, obs)
+            yield await decide(site, early, early_fps, obs_now, new)
+        yield await decide(site, page, fingerprints, obs, obs.new)
     for site, held in waiting.items():
-        for early, early_fps in held:
+        for early, early_fps, new in held:
             obs_now = await marker.recount(site, early, early_fps)
-            yield await decide(site, early, early_fps, obs_now)
+            yield await decide(site, early, early_fps, obs_now, new)

@@ -238,6 +238,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Content text is taken from the deepest element holding this share of the page's non-template text (0 keeps every non-template pagelet).",
     ),
     Setting(
+        "TEMPLATES_SECTION_SHARE",
+        0.5,
+        SHARE,
+        "A link block (most of its letters in links to the site: a menu, a menu entry) is template when it is on at least this share of the pages of its section — the pages of its URL directory —, on 3 of them at least, however small a share of the site the section is (0: off).",
+    ),
+    Setting(
         "TEMPLATES_LAYOUT",
         True,
         FLAG,

@@ -182,6 +182,7 @@ class TemplatePipeline:
         fingerprints = page_fingerprints(page)
         try:
             obs = await self.marker.count(site, page, fingerprints)
+            new = obs.new
             self.bootstrap.counted(site, obs.pages)
             if self.bootstrap.wanted(obs.pages):
                 await self.bootstrap.wait(site)
@@ -191,7 +192,7 @@ class TemplatePipeline:
             return
         new_pages = self.runtime.new_pages
         new_pages[site] = new_pages.get(site, 0) + 1
-        marks = self.marker.decide(site, page, fingerprints, obs)
+        marks = self.marker.decide(site, page, fingerprints, obs, new=new)
         self._note_main_path(site, marks.main_path, self.evidence.region(site).pages)
         content_hash = self._write(adapter, marks)
         parts = [t for t, flag in zip(marks.texts, marks.flags, strict=True) if t and not flag]

@@ -1,5 +1,6 @@
 """What one process learned of its sites from the pages it decided: main regions, layout
-clusters with their block evidence, anchor texts, and the models other processes published.
+clusters with their block evidence, anchor texts, link blocks per section, and the models
+other processes published.
 
 Plain data: the crawl layer keeps one :class:`Evidence` per crawler, the decision reads a
 site's :class:`SiteEvidence`, and the offline replay builds its own.
@@ -17,6 +18,7 @@ from scrapy_templates.sites import LinkTargets, page_id
 from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.model import TemplateModel
 from scrapy_templates.templates.region import SiteRegion
+from scrapy_templates.templates.sections import SiteSections
 from scrapy_templates.templates.title import AnchorIndex
 from scrapy_templates.templates.variability import LayoutBlocks, SiteBlocks
 
@@ -66,7 +68,7 @@ class SiteEvidence:
 
 
 class Evidence:
-    """Every site's evidence in one process. Layout evidence and anchor texts are kept for
+    """Every site's evidence in one process. Layout evidence, anchor texts and sections are kept for
     the ``max_sites`` sites most recently seen (a broad crawl touches far more sites than it
     can keep evidence for; a site that returns starts afresh); ``evicted`` counts the sites
     that lost theirs."""
@@ -86,6 +88,7 @@ class Evidence:
         self.regions: dict[str, SiteRegion] = {}
         self.site_blocks: OrderedDict[str, SiteBlocks] = OrderedDict()
         self.site_anchors: OrderedDict[str, AnchorIndex] = OrderedDict()
+        self.site_sections: OrderedDict[str, SiteSections] = OrderedDict()
         self.models: dict[str, TemplateModel] = {}
         self.links = LinkTargets()
         self.evicted = 0
@@ -105,6 +108,11 @@ class Evidence:
         """Anchor texts seen for the site's pages."""
         found = self.site_anchors.get(site) or AnchorIndex()
         return self._keep(self.site_anchors, site, found)
+
+    def sections(self, site: str) -> SiteSections:
+        """The site's link blocks counted per section."""
+        found = self.site_sections.get(site) or SiteSections()
+        return self._keep(self.site_sections, site, found)
 
     def site(self, site: str) -> SiteEvidence:
         """The evidence the decision of a page of ``site`` reads."""

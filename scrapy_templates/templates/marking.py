@@ -36,12 +36,14 @@ class MarkSettings:
     """The decision's settings: the template thresholds, the share of a page's content its
     main region holds (0: no region, every non-template pagelet is content), whether the
     layout model flags static blocks, the snippet length of the marks and the counting
-    algorithm (``"local"`` or ``"global"``)."""
+    algorithm (``"local"`` or ``"global"``), and the share of a section's pages that makes a
+    link block template (0: sections are not looked at)."""
 
     thresholds: Thresholds = field(default_factory=Thresholds)
     main_share: float = 0.9
     snippet: int = 120
     algorithm: str = "local"
+    section_share: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,13 +51,15 @@ class PageCounts:
     """What counting one page gave, the page included: ``pages`` of its site seen so far;
     per fingerprint, ``counts`` (pages holding it) and ``support`` (the same for the local
     algorithm, the size of its link-connected component for the global one); and, with the
-    layout model, the page's layout cluster and which of its pagelets are static there."""
+    layout model, the page's layout cluster and which of its pagelets are static there; with
+    sections, which of its link blocks its section makes template."""
 
     pages: int
     counts: Mapping[int, int]
     support: Mapping[int, int]
     layout: int | None = None
     static: Sequence[bool] | None = None
+    section: Sequence[bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +122,8 @@ def decide_page(
     host = urlsplit(page.url).netloc.lower()
     main_path = evidence.main_path() if settings.main_share > 0 else None
     flags = _count_flags(page, counts, main_path, host, settings)
+    if counts.section is not None:
+        flags = [f or s for f, s in zip(flags, counts.section, strict=True)]
     static = [False] * len(flags)
     if counts.static is not None:
         static = [

@@ -213,7 +213,10 @@ def _same_site(href: str, host: str) -> bool:
     if href.startswith("#"):
         return False
     if href.startswith("//") or ":" in href.split("/", 1)[0]:
-        parts = urlsplit(href)
+        try:
+            parts = urlsplit(href)
+        except ValueError:  # "http://[:PORT_NUMBER]/" in a page's text: leads nowhere
+            return False
         return parts.scheme in ("", "http", "https") and parts.netloc.lower() == host
     return True
 
@@ -222,20 +225,23 @@ def _words(text: str) -> Counter[str]:
     return Counter(w for w in WORD.findall(text.lower()) if not w.isdigit())
 
 
-def is_navigation(text: str, hrefs: Sequence[str], anchors: Sequence[str], host: str) -> bool:
-    """Whether a block is navigation: links to at least two other pages of the site on
-    ``host`` holding at least ``NAVIGATION_LINK_SHARE`` of its letters, with fewer words
+def is_navigation(
+    text: str, hrefs: Sequence[str], anchors: Sequence[str], host: str, *, min_links: int = 2
+) -> bool:
+    """Whether a block is navigation: links to at least ``min_links`` other pages of the site
+    on ``host`` holding at least ``NAVIGATION_LINK_SHARE`` of its letters, with fewer words
     outside its links than links (breadcrumbs, menus, "previous | up | next": separators
     between the links, at most the current page's name besides). One link is a reference,
     not navigation (a "back to the module" line), and so is a sentence whose words join its
-    links ("Uses of Pair in org.tuple", "Methods in org.tuple that return Pair")."""
+    links ("Uses of Pair in org.tuple", "Methods in org.tuple that return Pair"); with
+    ``min_links`` 1, one menu entry counts (a lone "3.6. Data API" entry of a sidebar)."""
     linked = 0
     targets = set()
     for href, anchor in zip(hrefs, anchors, strict=True):
         if _same_site(href, host):
             linked += letters(anchor)
             targets.add(href)
-    if len(targets) < 2 or not linked >= NAVIGATION_LINK_SHARE * letters(text) > 0:
+    if len(targets) < min_links or not linked >= NAVIGATION_LINK_SHARE * letters(text) > 0:
         return False
     outside = _words(text) - _words(" ".join(anchors))
     return sum(outside.values()) < len(hrefs)
