@@ -169,7 +169,9 @@ class Marker:
         links = [
             i
             for i, p in enumerate(pagelets)
-            if p.fingerprint and is_navigation(p.text, p.hrefs, p.anchors, host, min_links=1)
+            if p.hrefs
+            and p.fingerprint
+            and is_navigation(p.text, p.hrefs, p.anchors, host, min_links=1)
         ]
         pages, held = self.evidence.sections(site).observe(
             section_of(page.url), [pagelets[i].fingerprint for i in links], new
