@@ -13,10 +13,18 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "example_project"))
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+
+
+def setting(pair: str) -> tuple[str, Any]:
+    """``NAME=VALUE`` from the command line: the value as JSON when it looks like JSON (a
+    number, a list, true/false/null), else as text."""
+    name, _, value = pair.partition("=")
+    return name, json.loads(value) if value[:1] in "[{0123456789-tfn" else value
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -41,8 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.no_addon:
         settings.set("ADDONS", {})
     for pair in args.set:
-        name, _, value = pair.partition("=")
-        settings.set(name, json.loads(value) if value[:1] in "[{0123456789-tfn" else value)
+        settings.set(*setting(pair))
     process = CrawlerProcess(settings)
     crawler = process.create_crawler("site")
     process.crawl(crawler, base_url=args.start_url)

@@ -32,6 +32,7 @@ from typing import Any
 
 from scrapy.settings import BaseSettings
 
+from benchmarks.crawl import setting
 from benchmarks.quality import PEERS, crawl, prf, tokens
 from benchmarks.realsites import SITES, Site, ensure_installed, gold_text, local_file
 from scrapy_templates.config import TemplatesConfig
@@ -203,8 +204,7 @@ def write_docs(rows: list[dict[str, Any]], settings: list[str]) -> None:
 def config_of(pairs: list[str]) -> TemplatesConfig:
     settings = BaseSettings()
     for pair in pairs:
-        name, _, value = pair.partition("=")
-        settings.set(name, json.loads(value) if value[:1] in "[{0123456789-tfn" else value)
+        settings.set(*setting(pair))
     return TemplatesConfig.from_settings(settings)
 
 
@@ -232,6 +232,7 @@ def main(argv: list[str] | None = None) -> None:
         stored = Stored.load(stored_path)
         result = replay_site(site, stored, config)
         peers = {} if args.skip_peers else peer_scores(site, stored, result)
+        del result["html"], result["golds"]  # each site's pages, needed no further
         rows.append({"site": site.name, **result, "peers": peers or {"-": (0.0, 0.0, 0.0)}})
         p, r, f = result["ours"]
         print(

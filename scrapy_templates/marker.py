@@ -94,15 +94,9 @@ class Marker:
     layout: bool = True
 
     @classmethod
-    def from_config(
-        cls, config: TemplatesConfig, store: TemplateStore, evidence: Evidence | None = None
-    ) -> Marker:
-        return cls(
-            store,
-            evidence if evidence is not None else build_evidence(config),
-            mark_settings(config),
-            config.layout,
-        )
+    def from_config(cls, config: TemplatesConfig, store: TemplateStore) -> Marker:
+        """A marker with empty evidence, as a new crawl process starts."""
+        return cls(store, build_evidence(config), mark_settings(config), config.layout)
 
     @property
     def components(self) -> bool:

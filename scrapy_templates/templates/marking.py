@@ -11,7 +11,7 @@ then adds the decided page to the evidence for the pages after it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -163,19 +163,27 @@ def _count_flags(
     if settings.main_share <= 0 or thresholds.region_min_share <= 0:
         return flags
 
-    def plain_in_region(i: int) -> bool:
-        p = pagelets[i]
-        return (main_path is None or in_region(p.path, main_path)) and not is_navigation(
-            p.text, p.hrefs, p.anchors, host
-        )
-
     best = [max(support.get(p.fingerprint, 0), support.get(p.pattern, 0)) for p in pagelets]
+    plain_in_region = _plain_in_region(page, main_path, host)
     return spare_region_content(flags, best, counts.pages, thresholds, plain_in_region)
 
 
 def _spare_headings(page: Page, flags: list[bool], main_path: str | None, host: str) -> list[bool]:
     """Template headings that open the page's own content in its main region (the site's
     learned one, anywhere while it has none) are content."""
+    pagelets = page.pagelets
+    return spare_content_headings(
+        flags,
+        [p.path for p in pagelets],
+        [p.position for p in pagelets],
+        [p.text for p in pagelets],
+        _plain_in_region(page, main_path, host),
+    )
+
+
+def _plain_in_region(page: Page, main_path: str | None, host: str) -> Callable[[int], bool]:
+    """Whether pagelet ``i`` lies in the main region (anywhere while there is none) and is not
+    navigation: what a template flag may be taken back from."""
     pagelets = page.pagelets
 
     def plain_in_region(i: int) -> bool:
@@ -184,13 +192,7 @@ def _spare_headings(page: Page, flags: list[bool], main_path: str | None, host: 
             p.text, p.hrefs, p.anchors, host
         )
 
-    return spare_content_headings(
-        flags,
-        [p.path for p in pagelets],
-        [p.position for p in pagelets],
-        [p.text for p in pagelets],
-        plain_in_region,
-    )
+    return plain_in_region
 
 
 def _content_texts(
