@@ -293,6 +293,7 @@ class TemplatesConfig:
     layout_max_clusters: int
     layout_max_sites: int
     block_diff_max: float
+    block_shift_diff_max: float
     block_min_pages: int
     block_min_share: float
     block_samples: int

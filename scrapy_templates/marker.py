@@ -58,6 +58,7 @@ def build_evidence(config: TemplatesConfig) -> Evidence:
             min_pages=config.block_min_pages,
             min_share=config.block_min_share,
             max_diff=config.block_diff_max,
+            shift_diff=config.block_shift_diff_max,
             comparison=config.block_compare,
         ),
         max_sites=config.layout_max_sites,
@@ -141,13 +142,13 @@ class Marker:
         support = (
             dict(zip(fingerprints, obs.components, strict=True)) if self.components else counts
         )
-        cluster = static = None
+        cluster = levels = None
         if self.layout:
-            cluster, static = self.evidence.blocks(site).observe(
+            cluster, levels = self.evidence.blocks(site).observe(
                 [p.path for p in page.pagelets], [p.text for p in page.pagelets]
             )
         section = self._section(site, page, obs.new if new is None else new)
-        page_counts = PageCounts(obs.pages, counts, support, cluster, static, section)
+        page_counts = PageCounts(obs.pages, counts, support, cluster, levels, section)
         evidence = self.evidence.site(site)
         marks = decide_page(page, page_counts, evidence, self.settings)
         evidence.learn(page, marks.flags, self.settings.main_share)

@@ -274,6 +274,12 @@ SETTINGS: tuple[Setting, ...] = (
         "A block (tag path and rank) whose DiffScore across its layout cluster is at most this is static, i.e. template, when it lies outside the site's main region or is navigation (0: identical copies, 1: no word in common).",
     ),
     Setting(
+        "TEMPLATES_BLOCK_SHIFT_DIFF_MAX",
+        0.75,
+        SHARE,
+        "A navigation block (links to other pages of the site make most of its text) whose DiffScore across its layout cluster is at most this is template when it frames the content, at the top or bottom of the main region with nothing but template between it and the edge: a prev/next bar or a breadcrumb, whose labels stay while the titles between them change on every page (0: off).",
+    ),
+    Setting(
         "TEMPLATES_BLOCK_MIN_PAGES",
         5,
         POSITIVE,

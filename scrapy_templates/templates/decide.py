@@ -73,6 +73,32 @@ def spare_region_content(
     ]
 
 
+def peel_edges(
+    flags: Sequence[bool],
+    candidates: Sequence[bool],
+    considered: Sequence[bool],
+    headings: Sequence[bool],
+) -> list[bool]:
+    """Flag the ``candidates`` that lie at an edge of the page's content: among the
+    ``considered`` pagelets (those with text in the main region), every one before it, or
+    every one after it, is flagged or a candidate itself. A prev/next bar, a breadcrumb, a
+    "Retrieved from ‹url›" line frame the content; a block of links between two paragraphs
+    is the content's own. Nothing is peeled when it would leave the page no content but its
+    ``headings``: a page that is a title and one block of links (a syntax diagram with its
+    "Used by:" references) keeps the block."""
+    out = list(flags)
+    order = [i for i, c in enumerate(considered) if c]
+    for walk in (order, order[::-1]):
+        for i in walk:
+            if candidates[i]:
+                out[i] = True
+            elif not flags[i]:
+                break
+    if any(not out[i] and not headings[i] for i in order):
+        return out
+    return list(flags)
+
+
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 

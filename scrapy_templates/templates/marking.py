@@ -20,15 +20,17 @@ from scrapy_templates.page import Page
 from scrapy_templates.sites import page_id
 from scrapy_templates.templates.decide import (
     Thresholds,
+    is_heading,
     main_region,
     mark_pagelets,
+    peel_edges,
     spare_content_headings,
     spare_region_content,
 )
 from scrapy_templates.templates.evidence import SiteEvidence
-from scrapy_templates.templates.region import in_region, is_navigation
+from scrapy_templates.templates.region import in_region, is_navigation, names_itself
 from scrapy_templates.templates.title import choose_title
-from scrapy_templates.templates.variability import layout_may_flag
+from scrapy_templates.templates.variability import STATIC, layout_may_flag
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,14 +53,14 @@ class PageCounts:
     """What counting one page gave, the page included: ``pages`` of its site seen so far;
     per fingerprint, ``counts`` (pages holding it) and ``support`` (the same for the local
     algorithm, the size of its link-connected component for the global one); and, with the
-    layout model, the page's layout cluster and which of its pagelets are static there; with
+    layout model, the page's layout cluster and its pagelets' stability there; with
     sections, which of its link blocks its section makes template."""
 
     pages: int
     counts: Mapping[int, int]
     support: Mapping[int, int]
     layout: int | None = None
-    static: Sequence[bool] | None = None
+    levels: Sequence[int] | None = None
     section: Sequence[bool] | None = None
 
 
@@ -125,15 +127,8 @@ def decide_page(
     if counts.section is not None:
         flags = [f or s for f, s in zip(flags, counts.section, strict=True)]
     static = [False] * len(flags)
-    if counts.static is not None:
-        static = [
-            s
-            and not f
-            and p.fingerprint != 0
-            and layout_may_flag(p.path, p.text, p.hrefs, p.anchors, main_path, host)
-            for s, f, p in zip(counts.static, flags, page.pagelets, strict=True)
-        ]
-        flags = [f or s for f, s in zip(flags, static, strict=True)]
+    if counts.levels is not None:
+        flags, static = _layout_flags(page, counts.levels, flags, main_path, host)
     if settings.main_share > 0:
         flags = _spare_headings(page, flags, main_path, host)
         static = [s and f for s, f in zip(static, flags, strict=True)]
@@ -166,6 +161,46 @@ def _count_flags(
     best = [max(support.get(p.fingerprint, 0), support.get(p.pattern, 0)) for p in pagelets]
     plain_in_region = _plain_in_region(page, main_path, host)
     return spare_region_content(flags, best, counts.pages, thresholds, plain_in_region)
+
+
+def _layout_flags(
+    page: Page, levels: Sequence[int], flags: list[bool], main_path: str | None, host: str
+) -> tuple[list[bool], list[bool]]:
+    """The flags with the layout model's added (``001_…`` step 4), and which pagelets it
+    flagged: static blocks where :func:`layout_may_flag` allows; shifting navigation, and
+    static blocks whose links lead back to the page, where they frame the content
+    (:func:`peel_edges`)."""
+    pagelets = page.pagelets
+    may = [
+        not f
+        and p.fingerprint != 0
+        and layout_may_flag(level, p.path, p.text, p.hrefs, p.anchors, main_path, host)
+        for level, f, p in zip(levels, flags, pagelets, strict=True)
+    ]
+    static = [m and level == STATIC for m, level in zip(may, levels, strict=True)]
+    flags = [f or s for f, s in zip(flags, static, strict=True)]
+    considered = [
+        bool(p.text.strip()) and (main_path is None or in_region(p.path, main_path))
+        for p in pagelets
+    ]
+    framing = [
+        (m and not s)
+        or (
+            level == STATIC
+            and c
+            and not f
+            and p.fingerprint != 0
+            and names_itself(p.hrefs, page.url)
+        )
+        for m, s, level, c, f, p in zip(
+            may, static, levels, considered, flags, pagelets, strict=True
+        )
+    ]
+    if not any(framing):
+        return flags, static
+    peeled = peel_edges(flags, framing, considered, [is_heading(p.path) for p in pagelets])
+    static = [s or (p and not f) for s, p, f in zip(static, peeled, flags, strict=True)]
+    return peeled, static
 
 
 def _spare_headings(page: Page, flags: list[bool], main_path: str | None, host: str) -> list[bool]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from scrapy_templates.templates.text import WORD, letters
 
@@ -245,3 +245,25 @@ def is_navigation(
         return False
     outside = _words(text) - _words(" ".join(anchors))
     return sum(outside.values()) < len(hrefs)
+
+
+def names_itself(hrefs: Sequence[str], url: str) -> bool:
+    """Whether every link of a block leads back to the page at ``url``: to its own path (a
+    permalink, "back to top"), or to a script whose query names the page's last path step
+    (MediaWiki's "Retrieved from ‹index.php?title=‹page›&oldid=…›"). Such a block is about
+    the page, not part of what it says."""
+    if not hrefs:
+        return False
+    try:
+        own = urlsplit(url)
+        name = unquote(own.path.rstrip("/").rpartition("/")[2]).rpartition(".")[0]
+        name = name or unquote(own.path.rstrip("/").rpartition("/")[2])
+        for href in hrefs:
+            target = urlsplit(urljoin(url, href))
+            if target.netloc.lower() != own.netloc.lower():
+                return False
+            if target.path != own.path and not (len(name) >= 3 and name in unquote(target.query)):
+                return False
+    except ValueError:  # a link Python cannot split leads nowhere known
+        return False
+    return True

@@ -37,6 +37,11 @@ from scrapy_templates.templates.region import in_region, is_navigation
 from scrapy_templates.templates.text import WORD, letters
 
 BlockKey = tuple[str, int]
+
+# How stable a block is in its layout cluster (:meth:`LayoutBlocks.add`): its words vary as
+# content does; they shift around a steady part, as a prev/next bar's titles do around its
+# labels; or they barely change.
+DYNAMIC, SHIFTING, STATIC = 0, 1, 2
 Words = tuple[str, ...]
 _TEXT_KEY = itemgetter(3)  # a sample's hash of its words
 
@@ -109,6 +114,7 @@ COMPARISONS: dict[str, Comparison] = {
 
 
 def layout_may_flag(
+    level: int,
     path: str,
     text: str,
     hrefs: Sequence[str],
@@ -116,15 +122,21 @@ def layout_may_flag(
     main_path: str | None,
     host: str,
 ) -> bool:
-    """Whether a static block may be flagged template: when it lies outside the site's main
-    region, or inside it and is navigation (:func:`~scrapy_templates.templates.region.
-    is_navigation`); never when it contains the region. Inside the region, other static
-    blocks are content: a page type's headings (with or without their "¶" permalinks), a
-    sentence every release note repeats with a link or two, a signature whose type names link
-    to an external reference."""
-    if main_path is None or in_region(path, main_path):
-        return is_navigation(text, hrefs, anchors, host)
-    return not main_path.startswith(path + "/")
+    """Whether a block of stability ``level`` may be flagged template: a :data:`STATIC` one
+    when it lies outside the site's main region, or inside it and is navigation
+    (:func:`~scrapy_templates.templates.region.is_navigation`); a :data:`SHIFTING` one when it
+    is navigation (and, the caller checks, frames the content); never one that contains the
+    region. Inside the region, static blocks that are not navigation are content: a page
+    type's headings (with or without their "¶" permalinks), a sentence every release note
+    repeats with a link or two, a signature whose type names link to an external reference."""
+    if level == DYNAMIC:
+        return False
+    if main_path is not None and not in_region(path, main_path):
+        if main_path.startswith(path + "/"):
+            return False
+        if level == STATIC:
+            return True
+    return is_navigation(text, hrefs, anchors, host)
 
 
 def block_keys(paths: Sequence[str]) -> list[BlockKey]:
@@ -249,7 +261,9 @@ class LayoutBlocks:
 
     ``min_pages``: pages a block must have been seen on before it can be called static;
     ``min_share``: and at least this share of the layout's pages; ``max_diff``: the DiffScore
-    at or below which it is static; ``comparison``: a key of :data:`COMPARISONS`. At most
+    at or below which it is static; ``shift_diff``: the DiffScore at or below which it is
+    shifting (a prev/next bar: its labels stay, the titles between them change on every
+    page); ``comparison``: a key of :data:`COMPARISONS`. At most
     ``max_blocks`` blocks are tracked.
 
     A block seen on one page so far (most content blocks) is only its text in :attr:`once`;
@@ -261,6 +275,7 @@ class LayoutBlocks:
     min_pages: int = 5
     min_share: float = 0.5
     max_diff: float = 0.4
+    shift_diff: float = 0.75
     max_blocks: int = 500
     comparison: str = "bits"
     pages: int = 0
@@ -273,9 +288,9 @@ class LayoutBlocks:
         """How many blocks are tracked (at most ``max_blocks``)."""
         return len(self.blocks) + len(self.once)
 
-    def add(self, paths: Sequence[str], texts: Sequence[str]) -> list[bool]:
-        """Record one page's blocks; which of them are static after it (as :meth:`static`
-        would answer), found in the same pass."""
+    def add(self, paths: Sequence[str], texts: Sequence[str]) -> list[int]:
+        """Record one page's blocks; their stability after it (as :meth:`levels` would
+        answer), found in the same pass."""
         self.pages += 1
         blocks, once = self.blocks, self.once
         flags = []
@@ -286,7 +301,7 @@ class LayoutBlocks:
                 if first is None:
                     if len(blocks) + len(once) < self.max_blocks:
                         once[key] = excerpt(text, self.words)
-                    flags.append(False)
+                    flags.append(DYNAMIC)
                     continue
                 block = blocks[key] = BlockSamples(
                     self.samples, COMPARISONS[self.comparison], self.words
@@ -295,24 +310,32 @@ class LayoutBlocks:
             slot = block.offer(self.rng)
             if slot is not None:
                 block.keep(slot, text)
-            flags.append(self._static(block))
+            flags.append(self._level(block))
         return flags
 
-    def static(self, paths: Sequence[str]) -> list[bool]:
-        """Which of a page's blocks are static in this layout: near-constant text that is not
-        the same on every sampled page."""
-        return [self._static(self.blocks.get(key)) for key in block_keys(paths)]
+    def levels(self, paths: Sequence[str]) -> list[int]:
+        """The stability of each of a page's blocks in this layout: :data:`STATIC` for
+        near-constant text that is not the same on every sampled page, :data:`SHIFTING` for
+        text whose words change around a steady part, :data:`DYNAMIC` otherwise (and for a
+        block on too few of the layout's pages)."""
+        return [self._level(self.blocks.get(key)) for key in block_keys(paths)]
 
-    def _static(self, block: BlockSamples | None) -> bool:
+    def static(self, paths: Sequence[str]) -> list[bool]:
+        """Which of a page's blocks are static in this layout."""
+        return [level == STATIC for level in self.levels(paths)]
+
+    def _level(self, block: BlockSamples | None) -> int:
         if (
             block is None
             or block.pages < self.min_pages
             or block.pages < self.min_share * self.pages
             or not block.varies
         ):
-            return False
+            return DYNAMIC
         score = block.diff_score()
-        return score is not None and score <= self.max_diff
+        if score is None or score > self.shift_diff:
+            return DYNAMIC
+        return STATIC if score <= self.max_diff else SHIFTING
 
 
 @dataclass
@@ -324,8 +347,8 @@ class SiteBlocks:
     blocks_of: Callable[[], LayoutBlocks]
     blocks: dict[int, LayoutBlocks] = field(default_factory=dict)
 
-    def observe(self, paths: Sequence[str], texts: Sequence[str]) -> tuple[int, list[bool]]:
-        """Record a page; its layout cluster and which of its blocks are static there."""
+    def observe(self, paths: Sequence[str], texts: Sequence[str]) -> tuple[int, list[int]]:
+        """Record a page; its layout cluster and its blocks' stability there."""
         ident = self.layouts.assign(paths)
         blocks = self.blocks.get(ident)
         if blocks is None:

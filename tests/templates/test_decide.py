@@ -6,6 +6,7 @@ from scrapy_templates.templates.decide import (
     is_template,
     main_region,
     mark_pagelets,
+    peel_edges,
     spare_content_headings,
     spare_region_content,
 )
@@ -100,3 +101,32 @@ def test_a_run_of_headings_above_content_is_spared_but_not_across_parents() -> N
         True,
         False,
     ]
+
+
+def test_peel_edges_flags_candidates_that_frame_the_content() -> None:
+    # header bar, heading, text, link block between paragraphs, text, footer bar, site footer
+    considered = [True, True, True, True, True, True, False]
+    candidates = [True, False, False, True, False, True, True]
+    headings = [False, True, False, False, False, False, False]
+    flags = [False] * 7
+    assert peel_edges(flags, candidates, considered, headings) == [
+        True, False, False, False, False, True, False,
+    ]  # fmt: skip
+
+
+def test_peel_edges_walks_past_flagged_pagelets_only() -> None:
+    considered = [True] * 4
+    candidates = [False, True, False, True]
+    headings = [False] * 4
+    assert peel_edges([True, False, False, False], candidates, considered, headings) == [
+        True, True, False, True,
+    ]  # fmt: skip
+    assert peel_edges([False] * 4, candidates, considered, headings) == [False, False, False, True]
+
+
+def test_peel_edges_leaves_a_page_more_than_its_headings() -> None:
+    # a syntax page: its title and one block of "Used by:" links
+    assert peel_edges([False, False], [False, True], [True, True], [True, False]) == [False, False]
+    assert peel_edges([False] * 3, [False, False, True], [True] * 3, [True, False, False]) == [
+        False, False, True,
+    ]  # fmt: skip

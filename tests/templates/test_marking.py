@@ -13,7 +13,9 @@ from scrapy_templates.templates.evidence import Evidence
 from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.marking import MarkSettings, PageCounts, clip_words, decide_page
 from scrapy_templates.templates.model import TemplateModel
-from scrapy_templates.templates.variability import LayoutBlocks
+from scrapy_templates.templates.variability import DYNAMIC, STATIC, LayoutBlocks
+from tests.replayed import replay_content
+from tests.texts import STORIES
 
 NAV = "".join(f"<a href='/s{i}.html'>Section {i}</a> " for i in range(5))
 
@@ -43,7 +45,8 @@ def _counts(
     counts = {
         p.fingerprint: pages if p.path.rsplit("/", 1)[-1] in repeated else 1 for p in page.pagelets
     }
-    return PageCounts(pages, counts, counts, 0 if static is not None else None, static)
+    levels = None if static is None else [STATIC if s else DYNAMIC for s in static]
+    return PageCounts(pages, counts, counts, 0 if static is not None else None, levels)
 
 
 SETTINGS = MarkSettings(Thresholds(2, 0.25, 0.5, 0.0), 0.9, 40, "local")
@@ -136,3 +139,65 @@ def test_tallies_add_up_to_the_page() -> None:
     assert tallies["pagelets_template"] + tallies["pagelets_content"] + tallies[
         "pagelets_outside_main"
     ] == len(page.pagelets)
+
+
+ASPECTS = ("overview", "functions", "examples", "limits", "history", "errors", "options", "types")
+TOPICS = [
+    f"{subject} {aspect}"
+    for subject in ("Threads", "Mutexes", "Atomics", "Signals", "Locales")
+    for aspect in ASPECTS
+]
+GUIDE_MENU = "".join(f'<li><a href="/doc/p{i}.html">Part {i}</a></li>' for i in range(6))
+
+
+def _guide_page(i: int, top: str = "", end: str = "") -> str:
+    body = "".join(
+        f"<p>{STORIES[(i + j) % len(STORIES)]} See <a href='/doc/p{(i + j + 3) % 40}.html'>"
+        f"{TOPICS[(i + j + 3) % 40]}</a> ({i}, {j})</p>"
+        for j in range(3)
+    )
+    return (
+        f"<html><body><nav><ul>{GUIDE_MENU}</ul></nav><main>{top}<h1>{TOPICS[i]}</h1>"
+        f"<div class='text'>{body}</div>{end}</main><footer>Example guide</footer></body></html>"
+    )
+
+
+def _prev_next_bar(i: int) -> str:
+    previous = f'Previous: <a href="/doc/p{i - 1}.html">{TOPICS[i - 1]}</a>, ' if i else ""
+    return (
+        f'<div class="header"><p>Next: <a href="/doc/p{i + 1}.html">{TOPICS[(i + 1) % 40]}</a>, '
+        f'{previous}Up: <a href="/doc/c{i // 8}.html">{TOPICS[i // 8 * 8]}</a> '
+        '[<a href="/doc/toc.html">Contents</a>][<a href="/doc/ix.html">Index</a>]</p></div>'
+    )
+
+
+def _retrieved_from(i: int) -> str:
+    title = TOPICS[i].replace(" ", "_")
+    link = f"http://wiki.test/index.php?title={title}&amp;oldid={9000 + 7 * i}"
+    return f'<div class="printfooter">Retrieved from "<a href="{link}">{link}</a>"</div>'
+
+
+def _guide(frame: str) -> list[tuple[str, str]]:
+    """40 pages of a guide whose content is framed by a texinfo-like prev/next bar at its top
+    and bottom (``bar``), or closed by a MediaWiki-like "Retrieved from ‹url›" line (``wiki``):
+    blocks at one place in the layout whose words change from page to page."""
+    pages = []
+    for i in range(40):
+        url = f"http://wiki.test/w/{TOPICS[i].replace(' ', '_')}"
+        if frame == "bar":
+            pages.append((url, _guide_page(i, top=_prev_next_bar(i), end=_prev_next_bar(i))))
+        else:
+            pages.append((url, _guide_page(i, end=_retrieved_from(i))))
+    return pages
+
+
+@pytest.mark.parametrize(("frame", "words"), [("bar", "Next:"), ("wiki", "Retrieved from")])
+def test_blocks_whose_words_change_around_the_content_are_template(frame: str, words: str) -> None:
+    content = replay_content(_guide(frame))
+    assert len(content) == 40
+    # the layout model needs a few pages of the layout before it decides
+    assert sum(words in text for text in content.values()) <= 5
+    assert all(STORIES[i % len(STORIES)] in text for i, text in enumerate(content.values()))
+    assert all(f"({i}, 2)" in text for i, text in enumerate(content.values()))
+    kept = replay_content(_guide(frame), TEMPLATES_BLOCK_SHIFT_DIFF_MAX=0)
+    assert sum(words in text for text in kept.values()) >= 35

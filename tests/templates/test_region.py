@@ -7,6 +7,7 @@ from scrapy_templates.templates.region import (
     SiteRegion,
     in_region,
     is_navigation,
+    names_itself,
 )
 
 HEADER, CONTENT, FOOTER = "body/div#header", "body/div#content", "body/div#footer"
@@ -190,3 +191,20 @@ def test_pages_of_generated_paths_keep_the_table_bounded_before_one_percent_is_a
         assert len(bounded.seen) <= 4 * bounded.max_nodes + 600
     assert len(unbounded.seen) > 30_000
     assert bounded.main_path() == unbounded.main_path() == CONTENT
+
+
+def test_a_block_names_itself_when_every_link_leads_back_to_the_page() -> None:
+    url = "http://wiki.test/w/Thread_support"
+    assert names_itself(["http://wiki.test/index.php?title=Thread_support&oldid=90311"], url)
+    assert names_itself(["#top", "/w/Thread_support"], url)
+    assert names_itself(["/index.php?title=c/thread/Thread%5Fsupport"], url + ".html")
+
+
+def test_a_block_with_a_link_elsewhere_does_not_name_itself() -> None:
+    url = "http://wiki.test/w/Thread_support"
+    assert not names_itself([], url)
+    assert not names_itself(["/w/Thread_support", "/w/Mutexes"], url)
+    assert not names_itself(["http://other.test/w/Thread_support"], url)
+    assert not names_itself(["/index.php?title=Mutexes&oldid=1"], url)
+    assert not names_itself(["/index.php?title=ab"], "http://wiki.test/w/ab")  # too short to tell
+    assert not names_itself(["http://[::1"], url)  # a link Python cannot split

@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-
-from scrapy.settings import BaseSettings
-
-from scrapy_templates.config import TemplatesConfig
-from scrapy_templates.marker import replay
-from scrapy_templates.settings import DEFAULTS
-from scrapy_templates.store.memory import MemoryStore
 from scrapy_templates.templates.sections import SiteSections, section_of, section_templates
+from tests.replayed import replay_content
 from tests.texts import STORIES
 
 
@@ -71,16 +64,7 @@ def site() -> list[tuple[str, str]]:
 
 
 def marked(section_share: float) -> dict[str, str]:
-    config = TemplatesConfig.from_settings(
-        BaseSettings({**DEFAULTS, "TEMPLATES_SECTION_SHARE": section_share})
-    )
-
-    async def run() -> dict[str, str]:
-        store = MemoryStore()
-        await store.open()
-        return {r.url: r.marks.content async for r in replay(site(), config, store) if r.marks}
-
-    return asyncio.run(run())
+    return replay_content(site(), TEMPLATES_SECTION_SHARE=section_share)
 
 
 def test_a_section_menu_on_5_of_40_pages_is_template() -> None:

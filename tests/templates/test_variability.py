@@ -11,6 +11,9 @@ from hypothesis import strategies as st
 from scrapy_templates.templates.text import WORD
 from scrapy_templates.templates.variability import (
     COMPARISONS,
+    DYNAMIC,
+    SHIFTING,
+    STATIC,
     BlockSamples,
     LayoutBlocks,
     block_keys,
@@ -192,7 +195,7 @@ def test_site_blocks_keep_evidence_per_layout_cluster() -> None:
     a_id, a_static = site.observe(article, ["Home News 9", STORIES[0], "Related to story 9"])
     l_id, l_static = site.observe(listing, ["Home News 9", "Results none", "Page 9 of 9"])
     assert a_id != l_id and set(site.blocks) == {a_id, l_id}
-    assert a_static == [True, False, True] and l_static == [True, False, True]
+    assert a_static == [STATIC, DYNAMIC, STATIC] and l_static == [STATIC, DYNAMIC, STATIC]
     assert site.recompute() == 2 and set(site.blocks) == {a_id, l_id}
 
 
@@ -216,7 +219,7 @@ def test_where_the_layout_model_may_flag(
     path: str, hrefs: tuple[str, ...], main_path: str | None, expected: bool
 ) -> None:
     anchors = tuple("text" for _ in hrefs)
-    assert layout_may_flag(path, "text", hrefs, anchors, main_path, "site.test") is expected
+    assert layout_may_flag(STATIC, path, "text", hrefs, anchors, main_path, "site.test") is expected
 
 
 def test_inside_the_region_only_navigation_may_be_flagged() -> None:
@@ -226,8 +229,41 @@ def test_inside_the_region_only_navigation_may_be_flagged() -> None:
         ("/changes", "/chronology"),
         ("complete list of releases", "chronology"),
     )
-    assert layout_may_flag("body/main/p", *crumbs, "body/main", "site.test")
-    assert not layout_may_flag("body/main/p", *sentence, "body/main", "site.test")
+    assert layout_may_flag(STATIC, "body/main/p", *crumbs, "body/main", "site.test")
+    assert not layout_may_flag(STATIC, "body/main/p", *sentence, "body/main", "site.test")
+
+
+def test_shifting_blocks_may_be_flagged_when_they_are_navigation_only() -> None:
+    crumbs = ("Home › News › Story", ("/", "/news"), ("Home", "News"))
+    note = ("Updated daily by the desk", (), ())
+    assert layout_may_flag(SHIFTING, "body/main/p", *crumbs, "body/main", "site.test")
+    assert layout_may_flag(SHIFTING, "body/aside/p", *crumbs, "body/main", "site.test")
+    assert not layout_may_flag(SHIFTING, "body/aside/p", *note, "body/main", "site.test")
+    assert not layout_may_flag(SHIFTING, "body", *crumbs, "body/main", "site.test")
+    assert not layout_may_flag(DYNAMIC, "body/aside/p", *crumbs, "body/main", "site.test")
+
+
+TITLES = [
+    "Thread creation and joining",
+    "Mutual exclusion with locks",
+    "Condition variables and waiting",
+    "Atomic operations on integers",
+    "Thread-local storage keys",
+    "Call once and initialisation",
+]
+
+
+def test_a_prev_next_bar_shifts_around_its_labels() -> None:
+    pages = []
+    for n, text in enumerate(STORIES[:6]):
+        bar = f"Next: {TITLES[(n + 1) % 6]}, Previous: {TITLES[n - 1]}, Up: Guide [Contents][Index]"
+        pages.append([("body/div.header/p", bar), ("body/main/p", text)])
+    layout = _pages(*pages)
+    assert layout.levels(["body/div.header/p", "body/main/p"]) == [SHIFTING, DYNAMIC]
+    strict = LayoutBlocks(shift_diff=0.4)
+    for blocks in pages:
+        strict.add([p for p, _ in blocks], [t for _, t in blocks])
+    assert strict.levels(["body/div.header/p"]) == [DYNAMIC]
 
 
 @settings(max_examples=400, deadline=None)
