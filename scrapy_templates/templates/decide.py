@@ -78,14 +78,16 @@ def peel_edges(
     candidates: Sequence[bool],
     considered: Sequence[bool],
     headings: Sequence[bool],
+    weights: Sequence[int],
 ) -> list[bool]:
     """Flag the ``candidates`` that lie at an edge of the page's content: among the
     ``considered`` pagelets (those with text in the main region), every one before it, or
     every one after it, is flagged or a candidate itself. A prev/next bar, a breadcrumb, a
     "Retrieved from ‹url›" line frame the content; a block of links between two paragraphs
-    is the content's own. Nothing is peeled when it would leave the page no content but its
-    ``headings``: a page that is a title and one block of links (a syntax diagram with its
-    "Used by:" references) keeps the block."""
+    is the content's own. A frame is the lesser part of a page: nothing is peeled when the
+    peeled ``weights`` (text sizes) would reach what is left unflagged, or when only
+    ``headings`` would be left (a syntax page: its title and one block of "Used by:" links;
+    a page too link-poor to split, whose content is one block like its neighbours')."""
     out = list(flags)
     order = [i for i, c in enumerate(considered) if c]
     for walk in (order, order[::-1]):
@@ -94,7 +96,9 @@ def peel_edges(
                 out[i] = True
             elif not flags[i]:
                 break
-    if any(not out[i] and not headings[i] for i in order):
+    peeled = sum(weights[i] for i in order if out[i] and not flags[i])
+    left = [i for i in order if not out[i]]
+    if any(not headings[i] for i in left) and peeled < sum(weights[i] for i in left):
         return out
     return list(flags)
 

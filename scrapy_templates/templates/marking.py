@@ -198,7 +198,8 @@ def _layout_flags(
     ]
     if not any(framing):
         return flags, static
-    peeled = peel_edges(flags, framing, considered, [is_heading(p.path) for p in pagelets])
+    headings = [is_heading(p.path) for p in pagelets]
+    peeled = peel_edges(flags, framing, considered, headings, [len(p.text) for p in pagelets])
     static = [s or (p and not f) for s, p, f in zip(static, peeled, flags, strict=True)]
     return peeled, static
 

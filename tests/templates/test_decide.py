@@ -108,8 +108,8 @@ def test_peel_edges_flags_candidates_that_frame_the_content() -> None:
     considered = [True, True, True, True, True, True, False]
     candidates = [True, False, False, True, False, True, True]
     headings = [False, True, False, False, False, False, False]
-    flags = [False] * 7
-    assert peel_edges(flags, candidates, considered, headings) == [
+    weights = [40, 10, 300, 60, 300, 40, 20]
+    assert peel_edges([False] * 7, candidates, considered, headings, weights) == [
         True, False, False, False, False, True, False,
     ]  # fmt: skip
 
@@ -118,15 +118,21 @@ def test_peel_edges_walks_past_flagged_pagelets_only() -> None:
     considered = [True] * 4
     candidates = [False, True, False, True]
     headings = [False] * 4
-    assert peel_edges([True, False, False, False], candidates, considered, headings) == [
+    weights = [20, 20, 300, 20]
+    assert peel_edges([True, False, False, False], candidates, considered, headings, weights) == [
         True, True, False, True,
     ]  # fmt: skip
-    assert peel_edges([False] * 4, candidates, considered, headings) == [False, False, False, True]
-
-
-def test_peel_edges_leaves_a_page_more_than_its_headings() -> None:
-    # a syntax page: its title and one block of "Used by:" links
-    assert peel_edges([False, False], [False, True], [True, True], [True, False]) == [False, False]
-    assert peel_edges([False] * 3, [False, False, True], [True] * 3, [True, False, False]) == [
-        False, False, True,
+    assert peel_edges([False] * 4, candidates, considered, headings, weights) == [
+        False, False, False, True,
     ]  # fmt: skip
+
+
+def test_peel_edges_leaves_a_page_more_than_its_frames() -> None:
+    # a syntax page: its title and one block of "Used by:" links
+    assert peel_edges([False] * 2, [False, True], [True] * 2, [True, False], [10, 80]) == [
+        False, False,
+    ]  # fmt: skip
+    three = ([False] * 3, [False, False, True], [True] * 3, [True, False, False])
+    assert peel_edges(*three, [10, 200, 50]) == [False, False, True]
+    # a link-poor page whose content is one block, shifting like its neighbours' content
+    assert peel_edges(*three, [10, 50, 200]) == [False, False, False]
