@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.page import Page, PageError, parse_page
@@ -21,8 +20,13 @@ from scrapy_templates.store.base import Observation, TemplateStore
 from scrapy_templates.templates.decide import Thresholds
 from scrapy_templates.templates.evidence import Evidence
 from scrapy_templates.templates.layout import SiteLayouts
-from scrapy_templates.templates.marking import MarkSettings, PageCounts, PageMarks, decide_page
-from scrapy_templates.templates.region import is_navigation
+from scrapy_templates.templates.marking import (
+    MarkSettings,
+    PageCounts,
+    PageMarks,
+    decide_page,
+    page_navigation,
+)
 from scrapy_templates.templates.sections import section_of, section_templates
 from scrapy_templates.templates.variability import LayoutBlocks
 
@@ -147,27 +151,24 @@ class Marker:
             cluster, levels = self.evidence.blocks(site).observe(
                 [p.path for p in page.pagelets], [p.text for p in page.pagelets]
             )
-        section = self._section(site, page, obs.new if new is None else new)
+        navigation = page_navigation(page)
+        section = self._section(site, page, navigation, obs.new if new is None else new)
         page_counts = PageCounts(obs.pages, counts, support, cluster, levels, section)
         evidence = self.evidence.site(site)
-        marks = decide_page(page, page_counts, evidence, self.settings)
+        marks = decide_page(page, page_counts, evidence, self.settings, navigation)
         evidence.learn(page, marks.flags, self.settings.main_share)
         return marks
 
-    def _section(self, site: str, page: Page, new: bool) -> list[bool] | None:
-        """Which of the page's link blocks its section makes template (``None``: off)."""
+    def _section(
+        self, site: str, page: Page, navigation: list[int], new: bool
+    ) -> list[bool] | None:
+        """Which of the page's link blocks (``navigation``: :func:`page_navigation`; one
+        menu entry counts) its section makes template (``None``: off)."""
         share = self.settings.section_share
         if share <= 0:
             return None
-        host = urlsplit(page.url).netloc.lower()
         pagelets = page.pagelets
-        links = [
-            i
-            for i, p in enumerate(pagelets)
-            if p.hrefs
-            and p.fingerprint
-            and is_navigation(p.text, p.hrefs, p.anchors, host, min_links=1)
-        ]
+        links = [i for i, p in enumerate(pagelets) if navigation[i] and p.fingerprint]
         pages, held = self.evidence.sections(site).observe(
             section_of(page.url), [pagelets[i].fingerprint for i in links], new
         )

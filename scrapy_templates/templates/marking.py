@@ -28,7 +28,7 @@ from scrapy_templates.templates.decide import (
     spare_region_content,
 )
 from scrapy_templates.templates.evidence import SiteEvidence
-from scrapy_templates.templates.region import in_region, is_navigation, names_itself
+from scrapy_templates.templates.region import in_region, names_itself, navigation_links
 from scrapy_templates.templates.title import choose_title
 from scrapy_templates.templates.variability import STATIC, layout_may_flag
 
@@ -114,23 +114,38 @@ def clip_words(text: str, limit: int) -> str:
     return cut.rstrip() + "…"
 
 
+def page_navigation(page: Page) -> list[int]:
+    """Per pagelet, how many other pages of the site it links to as navigation
+    (:func:`~scrapy_templates.templates.region.navigation_links`; 0: it is none). Computed
+    once per page: section counting and every step of the decision ask it."""
+    host = urlsplit(page.url).netloc.lower()
+    return [
+        navigation_links(p.text, p.hrefs, p.anchors, host) if p.hrefs else 0 for p in page.pagelets
+    ]
+
+
 def decide_page(
-    page: Page, counts: PageCounts, evidence: SiteEvidence, settings: MarkSettings
+    page: Page,
+    counts: PageCounts,
+    evidence: SiteEvidence,
+    settings: MarkSettings,
+    navigation: Sequence[int] | None = None,
 ) -> PageMarks:
     """Mark ``page``: exact counting's flags (``000_…`` §3), with plain blocks of the main
     region spared below the region share and the layout model's static blocks added
     (``001_…``); the content text from the site's main region (``004_…``); the title from
-    anchor texts (``001_…`` step 5). Reads ``evidence`` once and changes nothing."""
-    host = urlsplit(page.url).netloc.lower()
+    anchor texts (``001_…`` step 5). Reads ``evidence`` once and changes nothing.
+    ``navigation``: :func:`page_navigation`, when the caller has it."""
+    nav = [n >= 2 for n in (page_navigation(page) if navigation is None else navigation)]
     main_path = evidence.main_path() if settings.main_share > 0 else None
-    flags = _count_flags(page, counts, main_path, host, settings)
+    flags = _count_flags(page, counts, main_path, nav, settings)
     if counts.section is not None:
         flags = [f or s for f, s in zip(flags, counts.section, strict=True)]
     static = [False] * len(flags)
     if counts.levels is not None:
-        flags, static = _layout_flags(page, counts.levels, flags, main_path, host)
+        flags, static = _layout_flags(page, counts.levels, flags, main_path, nav)
     if settings.main_share > 0:
-        flags = _spare_headings(page, flags, main_path, host)
+        flags = _spare_headings(page, flags, main_path, nav)
         static = [s and f for s, f in zip(static, flags, strict=True)]
     texts = _content_texts(page, flags, main_path, settings.main_share)
     marks = _marks(page, counts, flags, static, texts, settings.snippet)
@@ -141,10 +156,14 @@ def decide_page(
 
 
 def _count_flags(
-    page: Page, counts: PageCounts, main_path: str | None, host: str, settings: MarkSettings
+    page: Page,
+    counts: PageCounts,
+    main_path: str | None,
+    nav: Sequence[bool],
+    settings: MarkSettings,
 ) -> list[bool]:
     """Exact counting's flags, with the main region's plain blocks spared below
-    ``region_min_share`` (``host``: the page's, for same-site links)."""
+    ``region_min_share`` (``nav``: which pagelets are navigation)."""
     pagelets = page.pagelets
     support = counts.support
     thresholds = settings.thresholds
@@ -159,12 +178,16 @@ def _count_flags(
         return flags
 
     best = [max(support.get(p.fingerprint, 0), support.get(p.pattern, 0)) for p in pagelets]
-    plain_in_region = _plain_in_region(page, main_path, host)
+    plain_in_region = _plain_in_region(page, main_path, nav)
     return spare_region_content(flags, best, counts.pages, thresholds, plain_in_region)
 
 
 def _layout_flags(
-    page: Page, levels: Sequence[int], flags: list[bool], main_path: str | None, host: str
+    page: Page,
+    levels: Sequence[int],
+    flags: list[bool],
+    main_path: str | None,
+    nav: Sequence[bool],
 ) -> tuple[list[bool], list[bool]]:
     """The flags with the layout model's added (``001_…`` step 4), and which pagelets it
     flagged: static blocks where :func:`layout_may_flag` allows; shifting navigation, and
@@ -172,10 +195,8 @@ def _layout_flags(
     (:func:`peel_edges`)."""
     pagelets = page.pagelets
     may = [
-        not f
-        and p.fingerprint != 0
-        and layout_may_flag(level, p.path, p.text, p.hrefs, p.anchors, main_path, host)
-        for level, f, p in zip(levels, flags, pagelets, strict=True)
+        not f and p.fingerprint != 0 and layout_may_flag(level, p.path, n, main_path)
+        for level, f, p, n in zip(levels, flags, pagelets, nav, strict=True)
     ]
     static = [m and level == STATIC for m, level in zip(may, levels, strict=True)]
     flags = [f or s for f, s in zip(flags, static, strict=True)]
@@ -204,7 +225,9 @@ def _layout_flags(
     return peeled, static
 
 
-def _spare_headings(page: Page, flags: list[bool], main_path: str | None, host: str) -> list[bool]:
+def _spare_headings(
+    page: Page, flags: list[bool], main_path: str | None, nav: Sequence[bool]
+) -> list[bool]:
     """Template headings that open the page's own content in its main region (the site's
     learned one, anywhere while it has none) are content."""
     pagelets = page.pagelets
@@ -213,20 +236,19 @@ def _spare_headings(page: Page, flags: list[bool], main_path: str | None, host: 
         [p.path for p in pagelets],
         [p.position for p in pagelets],
         [p.text for p in pagelets],
-        _plain_in_region(page, main_path, host),
+        _plain_in_region(page, main_path, nav),
     )
 
 
-def _plain_in_region(page: Page, main_path: str | None, host: str) -> Callable[[int], bool]:
+def _plain_in_region(
+    page: Page, main_path: str | None, nav: Sequence[bool]
+) -> Callable[[int], bool]:
     """Whether pagelet ``i`` lies in the main region (anywhere while there is none) and is not
     navigation: what a template flag may be taken back from."""
     pagelets = page.pagelets
 
     def plain_in_region(i: int) -> bool:
-        p = pagelets[i]
-        return (main_path is None or in_region(p.path, main_path)) and not is_navigation(
-            p.text, p.hrefs, p.anchors, host
-        )
+        return not nav[i] and (main_path is None or in_region(pagelets[i].path, main_path))
 
     return plain_in_region
 

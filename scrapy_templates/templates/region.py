@@ -225,26 +225,35 @@ def _words(text: str) -> Counter[str]:
     return Counter(w for w in WORD.findall(text.lower()) if not w.isdigit())
 
 
+def navigation_links(text: str, hrefs: Sequence[str], anchors: Sequence[str], host: str) -> int:
+    """How many other pages of the site on ``host`` a block links to when it reads as
+    navigation, else 0: its links hold at least ``NAVIGATION_LINK_SHARE`` of its letters,
+    with fewer words outside them than links (breadcrumbs, menus, "previous | up | next":
+    separators between the links, at most the current page's name besides). A sentence
+    whose words join its links ("Uses of Pair in org.tuple", "Methods in org.tuple that
+    return Pair") is not navigation."""
+    targets = set()
+    linked_anchors = []
+    for href, anchor in zip(hrefs, anchors, strict=True):
+        if _same_site(href, host):
+            linked_anchors.append(anchor)
+            targets.add(href)
+    if not targets:
+        return 0
+    linked = letters("".join(linked_anchors))
+    if not linked >= NAVIGATION_LINK_SHARE * letters(text) > 0:
+        return 0
+    outside = _words(text) - _words(" ".join(anchors))
+    return len(targets) if sum(outside.values()) < len(hrefs) else 0
+
+
 def is_navigation(
     text: str, hrefs: Sequence[str], anchors: Sequence[str], host: str, *, min_links: int = 2
 ) -> bool:
-    """Whether a block is navigation: links to at least ``min_links`` other pages of the site
-    on ``host`` holding at least ``NAVIGATION_LINK_SHARE`` of its letters, with fewer words
-    outside its links than links (breadcrumbs, menus, "previous | up | next": separators
-    between the links, at most the current page's name besides). One link is a reference,
-    not navigation (a "back to the module" line), and so is a sentence whose words join its
-    links ("Uses of Pair in org.tuple", "Methods in org.tuple that return Pair"); with
+    """Whether a block is navigation (:func:`navigation_links`) to at least ``min_links``
+    pages: one link is a reference, not navigation (a "back to the module" line); with
     ``min_links`` 1, one menu entry counts (a lone "3.6. Data API" entry of a sidebar)."""
-    linked = 0
-    targets = set()
-    for href, anchor in zip(hrefs, anchors, strict=True):
-        if _same_site(href, host):
-            linked += letters(anchor)
-            targets.add(href)
-    if len(targets) < min_links or not linked >= NAVIGATION_LINK_SHARE * letters(text) > 0:
-        return False
-    outside = _words(text) - _words(" ".join(anchors))
-    return sum(outside.values()) < len(hrefs)
+    return navigation_links(text, hrefs, anchors, host) >= min_links
 
 
 def names_itself(hrefs: Sequence[str], url: str) -> bool:

@@ -33,7 +33,7 @@ from typing import Any
 
 from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.offsets import offset_signature, shared_weight, signature_weight
-from scrapy_templates.templates.region import in_region, is_navigation
+from scrapy_templates.templates.region import in_region
 from scrapy_templates.templates.text import WORD, letters
 
 BlockKey = tuple[str, int]
@@ -113,22 +113,15 @@ COMPARISONS: dict[str, Comparison] = {
 }
 
 
-def layout_may_flag(
-    level: int,
-    path: str,
-    text: str,
-    hrefs: Sequence[str],
-    anchors: Sequence[str],
-    main_path: str | None,
-    host: str,
-) -> bool:
-    """Whether a block of stability ``level`` may be flagged template: a :data:`STATIC` one
-    when it lies outside the site's main region, or inside it and is navigation
-    (:func:`~scrapy_templates.templates.region.is_navigation`); a :data:`SHIFTING` one when it
-    is navigation (and, the caller checks, frames the content); never one that contains the
-    region. Inside the region, static blocks that are not navigation are content: a page
-    type's headings (with or without their "¶" permalinks), a sentence every release note
-    repeats with a link or two, a signature whose type names link to an external reference."""
+def layout_may_flag(level: int, path: str, navigation: bool, main_path: str | None) -> bool:
+    """Whether a block of stability ``level`` at ``path`` may be flagged template: a
+    :data:`STATIC` one when it lies outside the site's main region, or inside it and is
+    ``navigation`` (:func:`~scrapy_templates.templates.region.is_navigation`); a
+    :data:`SHIFTING` one when it is navigation (and, the caller checks, frames the content);
+    never one that contains the region. Inside the region, static blocks that are not
+    navigation are content: a page type's headings (with or without their "¶" permalinks), a
+    sentence every release note repeats with a link or two, a signature whose type names
+    link to an external reference."""
     if level == DYNAMIC:
         return False
     if main_path is not None and not in_region(path, main_path):
@@ -136,7 +129,7 @@ def layout_may_flag(
             return False
         if level == STATIC:
             return True
-    return is_navigation(text, hrefs, anchors, host)
+    return navigation
 
 
 def block_keys(paths: Sequence[str]) -> list[BlockKey]:

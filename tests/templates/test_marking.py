@@ -11,7 +11,13 @@ from scrapy_templates.sites import page_id
 from scrapy_templates.templates.decide import Thresholds
 from scrapy_templates.templates.evidence import Evidence
 from scrapy_templates.templates.layout import SiteLayouts
-from scrapy_templates.templates.marking import MarkSettings, PageCounts, clip_words, decide_page
+from scrapy_templates.templates.marking import (
+    MarkSettings,
+    PageCounts,
+    clip_words,
+    decide_page,
+    page_navigation,
+)
 from scrapy_templates.templates.model import TemplateModel
 from scrapy_templates.templates.variability import DYNAMIC, STATIC, LayoutBlocks
 from tests.replayed import replay_content
@@ -201,3 +207,11 @@ def test_blocks_whose_words_change_around_the_content_are_template(frame: str, w
     assert all(f"({i}, 2)" in text for i, text in enumerate(content.values()))
     kept = replay_content(_guide(frame), TEMPLATES_BLOCK_SHIFT_DIFF_MAX=0)
     assert sum(words in text for text in kept.values()) >= 35
+
+
+def test_page_navigation_counts_each_pagelets_menu_links() -> None:
+    page = _page(3)
+    navigation = page_navigation(page)
+    by_path = {p.path: n for p, n in zip(page.pagelets, navigation, strict=True) if p.text}
+    assert by_path["body/div#nav"] == 5
+    assert all(n == 0 for path, n in by_path.items() if path != "body/div#nav")

@@ -8,6 +8,7 @@ from scrapy_templates.templates.region import (
     in_region,
     is_navigation,
     names_itself,
+    navigation_links,
 )
 
 HEADER, CONTENT, FOOTER = "body/div#header", "body/div#content", "body/div#footer"
@@ -140,6 +141,16 @@ def test_navigation_is_links_to_two_pages_of_the_site_with_little_else(
     hrefs = [h for h, _ in links]
     anchors = [a for _, a in links]
     assert is_navigation(text, hrefs, anchors, "site.test") is expected
+
+
+def test_navigation_links_count_the_pages_a_menu_leads_to() -> None:
+    menu = ("Home News News", ["/", "/news", "/news"], ["Home", "News", "News"])
+    assert navigation_links(*menu, "site.test") == 2
+    assert navigation_links("Home", ["/"], ["Home"], "site.test") == 1
+    assert is_navigation("Home", ["/"], ["Home"], "site.test", min_links=1)
+    assert not is_navigation("Home", ["/"], ["Home"], "site.test")
+    sentence = ("See the full list of releases here.", ["/releases"], ["releases"])
+    assert navigation_links(*sentence, "site.test") == 0
 
 
 def test_a_path_pruned_then_seen_again_counts_from_then_on() -> None:

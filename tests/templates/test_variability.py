@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scrapy_templates.templates.region import is_navigation
 from scrapy_templates.templates.text import WORD
 from scrapy_templates.templates.variability import (
     COMPARISONS,
@@ -218,8 +219,8 @@ def test_site_blocks_keep_evidence_per_layout_cluster() -> None:
 def test_where_the_layout_model_may_flag(
     path: str, hrefs: tuple[str, ...], main_path: str | None, expected: bool
 ) -> None:
-    anchors = tuple("text" for _ in hrefs)
-    assert layout_may_flag(STATIC, path, "text", hrefs, anchors, main_path, "site.test") is expected
+    navigation = is_navigation("text", hrefs, tuple("text" for _ in hrefs), "site.test")
+    assert layout_may_flag(STATIC, path, navigation, main_path) is expected
 
 
 def test_inside_the_region_only_navigation_may_be_flagged() -> None:
@@ -229,18 +230,20 @@ def test_inside_the_region_only_navigation_may_be_flagged() -> None:
         ("/changes", "/chronology"),
         ("complete list of releases", "chronology"),
     )
-    assert layout_may_flag(STATIC, "body/main/p", *crumbs, "body/main", "site.test")
-    assert not layout_may_flag(STATIC, "body/main/p", *sentence, "body/main", "site.test")
+    assert layout_may_flag(STATIC, "body/main/p", is_navigation(*crumbs, "site.test"), "body/main")
+    sentence_is_navigation = is_navigation(*sentence, "site.test")
+    assert not layout_may_flag(STATIC, "body/main/p", sentence_is_navigation, "body/main")
 
 
 def test_shifting_blocks_may_be_flagged_when_they_are_navigation_only() -> None:
     crumbs = ("Home › News › Story", ("/", "/news"), ("Home", "News"))
     note = ("Updated daily by the desk", (), ())
-    assert layout_may_flag(SHIFTING, "body/main/p", *crumbs, "body/main", "site.test")
-    assert layout_may_flag(SHIFTING, "body/aside/p", *crumbs, "body/main", "site.test")
-    assert not layout_may_flag(SHIFTING, "body/aside/p", *note, "body/main", "site.test")
-    assert not layout_may_flag(SHIFTING, "body", *crumbs, "body/main", "site.test")
-    assert not layout_may_flag(DYNAMIC, "body/aside/p", *crumbs, "body/main", "site.test")
+    nav, plain = is_navigation(*crumbs, "site.test"), is_navigation(*note, "site.test")
+    assert layout_may_flag(SHIFTING, "body/main/p", nav, "body/main")
+    assert layout_may_flag(SHIFTING, "body/aside/p", nav, "body/main")
+    assert not layout_may_flag(SHIFTING, "body/aside/p", plain, "body/main")
+    assert not layout_may_flag(SHIFTING, "body", nav, "body/main")
+    assert not layout_may_flag(DYNAMIC, "body/aside/p", nav, "body/main")
 
 
 TITLES = [
