@@ -28,7 +28,7 @@ from scrapy_templates.templates.marking import (
     page_navigation,
 )
 from scrapy_templates.templates.sections import section_of, section_templates
-from scrapy_templates.templates.variability import LayoutBlocks
+from scrapy_templates.templates.variability import FRAME, SHIFTING, LayoutBlocks
 
 
 def thresholds(config: TemplatesConfig) -> Thresholds:
@@ -156,6 +156,9 @@ class Marker:
         page_counts = PageCounts(obs.pages, counts, support, cluster, levels, section)
         evidence = self.evidence.site(site)
         marks = decide_page(page, page_counts, evidence, self.settings, navigation)
+        if cluster is not None and levels and (SHIFTING in levels or FRAME in levels):
+            paths = [p.path for p in page.pagelets]
+            self.evidence.blocks(site).frame(cluster, paths, levels, marks.framed)
         evidence.learn(page, marks.flags, self.settings.main_share)
         return marks
 

@@ -271,7 +271,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_BLOCK_DIFF_MAX",
         0.4,
         SHARE,
-        "A block (tag path and rank) whose DiffScore across its layout cluster is at most this is static, i.e. template, when it lies outside the site's main region or is navigation (0: identical copies, 1: no word in common).",
+        "A block (tag path without ids, and rank) whose DiffScore across its layout cluster is at most this is static, i.e. template, when it lies outside the site's main region or is navigation (0: identical copies, 1: no word in common).",
     ),
     Setting(
         "TEMPLATES_BLOCK_SHIFT_DIFF_MAX",

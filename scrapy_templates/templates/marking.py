@@ -30,7 +30,7 @@ from scrapy_templates.templates.decide import (
 from scrapy_templates.templates.evidence import SiteEvidence
 from scrapy_templates.templates.region import in_region, names_itself, navigation_links
 from scrapy_templates.templates.title import choose_title
-from scrapy_templates.templates.variability import STATIC, layout_may_flag
+from scrapy_templates.templates.variability import FRAME, STATIC, layout_may_flag
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,8 @@ class PageMarks:
     """A page's decision: per pagelet its template flag, whether the layout model flagged
     it (``static``) and the content text it gives (``None``: none); the item's ``marks``
     (its pagelets field), ``content`` text and ``info`` summary; the main path it was
-    decided under; ``sizes``: each pagelet's text length, for the crawl's counters."""
+    decided under; ``sizes``: each pagelet's text length, for the crawl's counters;
+    ``framed``: which pagelets framed the content (for the layout's frame positions)."""
 
     flags: list[bool]
     static: list[bool]
@@ -79,6 +80,7 @@ class PageMarks:
     content: str
     info: dict[str, Any]
     main_path: str | None
+    framed: list[bool]
 
     def tallies(self) -> dict[str, int]:
         """The page's share of the crawl's ``templates/…`` counters."""
@@ -142,8 +144,9 @@ def decide_page(
     if counts.section is not None:
         flags = [f or s for f, s in zip(flags, counts.section, strict=True)]
     static = [False] * len(flags)
+    framed = static
     if counts.levels is not None:
-        flags, static = _layout_flags(page, counts.levels, flags, main_path, nav)
+        flags, static, framed = _layout_flags(page, counts.levels, flags, main_path, nav)
     if settings.main_share > 0:
         flags = _spare_headings(page, flags, main_path, nav)
         static = [s and f for s, f in zip(static, flags, strict=True)]
@@ -152,7 +155,7 @@ def decide_page(
     content = "\n".join(t for t in texts if t)
     sizes = [len(p.text) for p in page.pagelets]
     info = _info(page, counts, evidence, settings, sizes, flags, main_path)
-    return PageMarks(flags, static, texts, sizes, marks, content, info, main_path)
+    return PageMarks(flags, static, texts, sizes, marks, content, info, main_path, framed)
 
 
 def _count_flags(
@@ -188,11 +191,13 @@ def _layout_flags(
     flags: list[bool],
     main_path: str | None,
     nav: Sequence[bool],
-) -> tuple[list[bool], list[bool]]:
-    """The flags with the layout model's added (``001_…`` step 4), and which pagelets it
-    flagged: static blocks where :func:`layout_may_flag` allows; shifting navigation, and
-    static blocks whose links lead back to the page, where they frame the content
-    (:func:`peel_edges`)."""
+) -> tuple[list[bool], list[bool], list[bool]]:
+    """The flags with the layout model's added (``001_…`` step 4), which pagelets it
+    flagged, and which of them framed the content: static blocks where
+    :func:`layout_may_flag` allows; shifting navigation, and static blocks whose links lead
+    back to the page, where they frame the content (:func:`peel_edges`); navigation at a
+    :data:`FRAME` position of the layout wherever it lies (a page of one short section is
+    little more than its bars)."""
     pagelets = page.pagelets
     may = [
         not f and p.fingerprint != 0 and layout_may_flag(level, p.path, n, main_path)
@@ -217,12 +222,15 @@ def _layout_flags(
             may, static, levels, considered, flags, pagelets, strict=True
         )
     ]
-    if not any(framing):
-        return flags, static
-    headings = [is_heading(p.path) for p in pagelets]
-    peeled = peel_edges(flags, framing, considered, headings, [len(p.text) for p in pagelets])
-    static = [s or (p and not f) for s, p, f in zip(static, peeled, flags, strict=True)]
-    return peeled, static
+    framed = [False] * len(flags)
+    if any(framing):
+        headings = [is_heading(p.path) for p in pagelets]
+        weights = [len(p.text) for p in pagelets]
+        peeled = peel_edges(flags, framing, considered, headings, weights)
+        framed = [p and not f for p, f in zip(peeled, flags, strict=True)]
+    added = [fr or (m and level == FRAME) for fr, m, level in zip(framed, may, levels, strict=True)]
+    static = [s or a for s, a in zip(static, added, strict=True)]
+    return [f or a for f, a in zip(flags, added, strict=True)], static, framed
 
 
 def _spare_headings(

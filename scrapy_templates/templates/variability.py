@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -40,8 +41,10 @@ BlockKey = tuple[str, int]
 
 # How stable a block is in its layout cluster (:meth:`LayoutBlocks.add`): its words vary as
 # content does; they shift around a steady part, as a prev/next bar's titles do around its
-# labels; or they barely change.
-DYNAMIC, SHIFTING, STATIC = 0, 1, 2
+# labels; or they barely change. A shifting block that framed the content on most pages that
+# had it is a FRAME: a bar of the layout, wherever a page puts it.
+DYNAMIC, SHIFTING, STATIC, FRAME = 0, 1, 2, 3
+FRAME_SHARE = 0.5
 Words = tuple[str, ...]
 _TEXT_KEY = itemgetter(3)  # a sample's hash of its words
 
@@ -117,7 +120,8 @@ def layout_may_flag(level: int, path: str, navigation: bool, main_path: str | No
     """Whether a block of stability ``level`` at ``path`` may be flagged template: a
     :data:`STATIC` one when it lies outside the site's main region, or inside it and is
     ``navigation`` (:func:`~scrapy_templates.templates.region.is_navigation`); a
-    :data:`SHIFTING` one when it is navigation (and, the caller checks, frames the content);
+    :data:`SHIFTING` one when it is navigation (and, the caller checks, frames the content),
+    a :data:`FRAME` one when it is navigation;
     never one that contains the region. Inside the region, static blocks that are not
     navigation are content: a page type's headings (with or without their "¶" permalinks), a
     sentence every release note repeats with a link or two, a signature whose type names
@@ -129,14 +133,22 @@ def layout_may_flag(level: int, path: str, navigation: bool, main_path: str | No
             return False
         if level == STATIC:
             return True
-    return navigation
+    return navigation  # SHIFTING or FRAME
+
+
+_ID = re.compile(r"#[^/]*")
 
 
 def block_keys(paths: Sequence[str]) -> list[BlockKey]:
-    """Each block's key: its tag path and how many blocks of the same path came before it."""
+    """Each block's key: its tag path without element ids, and how many blocks of the same
+    path came before it. Ids name one page's node or section (texinfo's ``div#Threads``,
+    Sphinx's ``section#installation``), so a bar under them would be a new block on every
+    page; classes name what an element is, and stay."""
     seen: dict[str, int] = {}
     keys = []
     for path in paths:
+        if "#" in path:
+            path = _ID.sub("", path)
         rank = seen.get(path, 0)
         seen[path] = rank + 1
         keys.append((path, rank))
@@ -173,6 +185,8 @@ class BlockSamples:
     _w: float = 1.0
     _due: int = 0
     _unread: dict[int, str] = field(default_factory=dict)
+    shifting: int = 0
+    framed: int = 0
 
     def offer(self, rng: random.Random) -> int | None:
         """Count one more page holding the block; the reservoir slot its text goes to, or
@@ -328,7 +342,20 @@ class LayoutBlocks:
         score = block.diff_score()
         if score is None or score > self.shift_diff:
             return DYNAMIC
-        return STATIC if score <= self.max_diff else SHIFTING
+        if score <= self.max_diff:
+            return STATIC
+        if block.framed >= self.min_pages and block.framed >= FRAME_SHARE * block.shifting:
+            return FRAME
+        return SHIFTING
+
+    def frame(self, paths: Sequence[str], levels: Sequence[int], framed: Sequence[bool]) -> None:
+        """Count, for the shifting blocks of a decided page (``levels``: as :meth:`add` gave
+        them), whether each framed its content (``framed``: peeled at an edge)."""
+        blocks = self.blocks
+        for key, level, f in zip(block_keys(paths), levels, framed, strict=True):
+            if level in (SHIFTING, FRAME) and (block := blocks.get(key)) is not None:
+                block.shifting += 1
+                block.framed += f
 
 
 @dataclass
@@ -347,6 +374,15 @@ class SiteBlocks:
         if blocks is None:
             blocks = self.blocks[ident] = self.blocks_of()
         return ident, blocks.add(paths, texts)
+
+    def frame(
+        self, ident: int, paths: Sequence[str], levels: Sequence[int], framed: Sequence[bool]
+    ) -> None:
+        """Count which shifting blocks of a decided page of cluster ``ident`` framed its
+        content (:meth:`LayoutBlocks.frame`)."""
+        blocks = self.blocks.get(ident)
+        if blocks is not None:
+            blocks.frame(paths, levels, framed)
 
     def recompute(self) -> int:
         """Settle the layout clusters (k-means); evidence of clusters that emptied goes.

@@ -19,7 +19,7 @@ from scrapy_templates.templates.marking import (
     page_navigation,
 )
 from scrapy_templates.templates.model import TemplateModel
-from scrapy_templates.templates.variability import DYNAMIC, STATIC, LayoutBlocks
+from scrapy_templates.templates.variability import DYNAMIC, FRAME, SHIFTING, STATIC, LayoutBlocks
 from tests.replayed import replay_content
 from tests.texts import STORIES
 
@@ -156,12 +156,14 @@ TOPICS = [
 GUIDE_MENU = "".join(f'<li><a href="/doc/p{i}.html">Part {i}</a></li>' for i in range(6))
 
 
-def _guide_page(i: int, top: str = "", end: str = "") -> str:
+def _guide_page(i: int, top: str = "", end: str = "", short: bool = False) -> str:
     body = "".join(
         f"<p>{STORIES[(i + j) % len(STORIES)]} See <a href='/doc/p{(i + j + 3) % 40}.html'>"
         f"{TOPICS[(i + j + 3) % 40]}</a> ({i}, {j})</p>"
         for j in range(3)
     )
+    if short:
+        body = f"<p>To be written ({i}).</p>"
     return (
         f"<html><body><nav><ul>{GUIDE_MENU}</ul></nav><main>{top}<h1>{TOPICS[i]}</h1>"
         f"<div class='text'>{body}</div>{end}</main><footer>Example guide</footer></body></html>"
@@ -215,3 +217,27 @@ def test_page_navigation_counts_each_pagelets_menu_links() -> None:
     by_path = {p.path: n for p, n in zip(page.pagelets, navigation, strict=True) if p.text}
     assert by_path["body/div#nav"] == 5
     assert all(n == 0 for path, n in by_path.items() if path != "body/div#nav")
+
+
+@pytest.mark.parametrize(("level", "flagged"), [(FRAME, True), (SHIFTING, False)])
+def test_a_bar_at_a_frame_position_is_template_wherever_it_lies(level: int, flagged: bool) -> None:
+    # a texinfo page of two nodes: the second node's bar lies between their texts
+    bar = (
+        "<div class=header><p>Next: <a href=/m.html>Mutexes</a>, Previous: <a href=/i.html>"
+        "Intro</a>, Up: <a href=/>Guide</a> [<a href=/toc.html>Contents</a>]</p></div>"
+    )
+    page = parse_page(
+        f"<html><body><div id=nav>{NAV}</div><div id=main><h1>Threads</h1><p>Threads run "
+        f"code side by side.</p>{bar}<h2>Creating threads</h2><p>A thread starts from a "
+        "function.</p></div></body></html>",
+        "http://a.test/threads.html",
+    )
+    levels = [level if "header" in p.path else DYNAMIC for p in page.pagelets]
+    counts = PageCounts(10, {}, {}, 0, levels)
+    evidence = _evidence()
+    evidence.models["a.test"] = TemplateModel("a.test", 1, 100, "body/div#main", 100)
+    marks = decide_page(page, counts, evidence.site("a.test"), SETTINGS)
+    assert ("Next:" not in marks.content) is flagged
+    assert "A thread starts from a function." in marks.content
+    assert "Threads run code side by side." in marks.content
+    assert not any(marks.framed), "a bar between two texts does not frame the content"

@@ -13,6 +13,7 @@ from scrapy_templates.templates.text import WORD
 from scrapy_templates.templates.variability import (
     COMPARISONS,
     DYNAMIC,
+    FRAME,
     SHIFTING,
     STATIC,
     BlockSamples,
@@ -267,6 +268,30 @@ def test_a_prev_next_bar_shifts_around_its_labels() -> None:
     for blocks in pages:
         strict.add([p for p, _ in blocks], [t for _, t in blocks])
     assert strict.levels(["body/div.header/p"]) == [DYNAMIC]
+
+
+def test_a_shifting_block_that_framed_most_pages_it_was_on_is_a_frame() -> None:
+    pages = []
+    for n, text in enumerate(STORIES[:6]):
+        bar = f"Next: {TITLES[(n + 1) % 6]}, Previous: {TITLES[n - 1]}, Up: Guide [Contents][Index]"
+        pages.append([("body/div.header/p", bar), ("body/main/p", text)])
+    paths = ["body/div.header/p", "body/main/p"]
+    framing = _pages(*pages)
+    for _ in range(5):
+        framing.frame(paths, framing.levels(paths), [True, True])  # content never counts
+    assert framing.levels(paths) == [FRAME, DYNAMIC]
+    seldom = _pages(*pages)
+    for n in range(12):
+        seldom.frame(paths, seldom.levels(paths), [n % 3 == 0, False])
+    assert seldom.levels(paths) == [SHIFTING, DYNAMIC]
+
+
+def test_ids_are_left_out_of_block_keys() -> None:
+    # texinfo names each node's div after the node: its bar is at one place in the layout
+    assert block_keys(["body/div#Threads/div.header/p", "body/div#Mutexes/div.header/p"]) == [
+        ("body/div/div.header/p", 0),
+        ("body/div/div.header/p", 1),
+    ]
 
 
 @settings(max_examples=400, deadline=None)
