@@ -24,8 +24,8 @@ from scrapy_templates.templates.marking import (
     MarkSettings,
     PageCounts,
     PageMarks,
+    PageNavigation,
     decide_page,
-    page_navigation,
 )
 from scrapy_templates.templates.sections import section_of, section_templates
 from scrapy_templates.templates.variability import FRAME, SHIFTING, LayoutBlocks
@@ -151,7 +151,7 @@ class Marker:
             cluster, levels = self.evidence.blocks(site).observe(
                 [p.path for p in page.pagelets], [p.text for p in page.pagelets]
             )
-        navigation = page_navigation(page)
+        navigation = PageNavigation(page)
         section = self._section(site, page, navigation, obs.new if new is None else new)
         page_counts = PageCounts(obs.pages, counts, support, cluster, levels, section)
         evidence = self.evidence.site(site)
@@ -163,22 +163,24 @@ class Marker:
         return marks
 
     def _section(
-        self, site: str, page: Page, navigation: list[int], new: bool
+        self, site: str, page: Page, navigation: PageNavigation, new: bool
     ) -> list[bool] | None:
-        """Which of the page's link blocks (``navigation``: :func:`page_navigation`; one
-        menu entry counts) its section makes template (``None``: off)."""
+        """Which of the page's link blocks its section makes template (``None``: off): its
+        pagelets with links are counted, and one held on enough of the section's pages is
+        template when it is navigation (``navigation``; one menu entry counts), which is
+        asked of those few only."""
         share = self.settings.section_share
         if share <= 0:
             return None
         pagelets = page.pagelets
-        links = [i for i, p in enumerate(pagelets) if navigation[i] and p.fingerprint]
+        links = [i for i, p in enumerate(pagelets) if p.hrefs and p.fingerprint]
         pages, held = self.evidence.sections(site).observe(
             section_of(page.url), [pagelets[i].fingerprint for i in links], new
         )
         flags = [False] * len(pagelets)
         templates = section_templates(held, pages, share, self.settings.thresholds.min_pages)
         for i, flag in zip(links, templates, strict=True):
-            flags[i] = flag
+            flags[i] = flag and navigation.links(i) >= 1
         return flags
 
 

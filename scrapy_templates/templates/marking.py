@@ -30,7 +30,7 @@ from scrapy_templates.templates.decide import (
 from scrapy_templates.templates.evidence import SiteEvidence
 from scrapy_templates.templates.region import in_region, names_itself, navigation_links
 from scrapy_templates.templates.title import choose_title
-from scrapy_templates.templates.variability import FRAME, STATIC, layout_may_flag
+from scrapy_templates.templates.variability import DYNAMIC, FRAME, STATIC, layout_may_flag
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,14 +116,31 @@ def clip_words(text: str, limit: int) -> str:
     return cut.rstrip() + "…"
 
 
-def page_navigation(page: Page) -> list[int]:
-    """Per pagelet, how many other pages of the site it links to as navigation
-    (:func:`~scrapy_templates.templates.region.navigation_links`; 0: it is none). Computed
-    once per page: section counting and every step of the decision ask it."""
-    host = urlsplit(page.url).netloc.lower()
-    return [
-        navigation_links(p.text, p.hrefs, p.anchors, host) if p.hrefs else 0 for p in page.pagelets
-    ]
+class PageNavigation:
+    """Per pagelet of a page, how many other pages of the site it links to as navigation
+    (:func:`~scrapy_templates.templates.region.navigation_links`; 0: it is none), worked
+    out when first asked and kept: section counting and several steps of the decision ask,
+    each about a few pagelets."""
+
+    __slots__ = ("_host", "_known", "_pagelets")
+
+    def __init__(self, page: Page) -> None:
+        self._pagelets = page.pagelets
+        self._host = urlsplit(page.url).netloc.lower()
+        self._known: dict[int, int] = {}
+
+    def links(self, i: int) -> int:
+        found = self._known.get(i)
+        if found is None:
+            p = self._pagelets[i]
+            found = navigation_links(p.text, p.hrefs, p.anchors, self._host) if p.hrefs else 0
+            self._known[i] = found
+        return found
+
+    def menu(self, i: int) -> bool:
+        """Whether pagelet ``i`` is navigation to two pages or more (a menu, a bar; one link
+        is a reference)."""
+        return self.links(i) >= 2
 
 
 def decide_page(
@@ -131,14 +148,14 @@ def decide_page(
     counts: PageCounts,
     evidence: SiteEvidence,
     settings: MarkSettings,
-    navigation: Sequence[int] | None = None,
+    navigation: PageNavigation | None = None,
 ) -> PageMarks:
     """Mark ``page``: exact counting's flags (``000_…`` §3), with plain blocks of the main
     region spared below the region share and the layout model's static blocks added
     (``001_…``); the content text from the site's main region (``004_…``); the title from
     anchor texts (``001_…`` step 5). Reads ``evidence`` once and changes nothing.
-    ``navigation``: :func:`page_navigation`, when the caller has it."""
-    nav = [n >= 2 for n in (page_navigation(page) if navigation is None else navigation)]
+    ``navigation``: the page's, when the caller has asked it already."""
+    nav = PageNavigation(page) if navigation is None else navigation
     main_path = evidence.main_path() if settings.main_share > 0 else None
     flags = _count_flags(page, counts, main_path, nav, settings)
     if counts.section is not None:
@@ -162,7 +179,7 @@ def _count_flags(
     page: Page,
     counts: PageCounts,
     main_path: str | None,
-    nav: Sequence[bool],
+    nav: PageNavigation,
     settings: MarkSettings,
 ) -> list[bool]:
     """Exact counting's flags, with the main region's plain blocks spared below
@@ -190,7 +207,7 @@ def _layout_flags(
     levels: Sequence[int],
     flags: list[bool],
     main_path: str | None,
-    nav: Sequence[bool],
+    nav: PageNavigation,
 ) -> tuple[list[bool], list[bool], list[bool]]:
     """The flags with the layout model's added (``001_…`` step 4), which pagelets it
     flagged, and which of them framed the content: static blocks where
@@ -200,8 +217,11 @@ def _layout_flags(
     little more than its bars)."""
     pagelets = page.pagelets
     may = [
-        not f and p.fingerprint != 0 and layout_may_flag(level, p.path, n, main_path)
-        for level, f, p, n in zip(levels, flags, pagelets, nav, strict=True)
+        level != DYNAMIC
+        and not f
+        and p.fingerprint != 0
+        and layout_may_flag(level, p.path, nav.menu(i), main_path)
+        for i, (level, f, p) in enumerate(zip(levels, flags, pagelets, strict=True))
     ]
     static = [m and level == STATIC for m, level in zip(may, levels, strict=True)]
     flags = [f or s for f, s in zip(flags, static, strict=True)]
@@ -234,7 +254,7 @@ def _layout_flags(
 
 
 def _spare_headings(
-    page: Page, flags: list[bool], main_path: str | None, nav: Sequence[bool]
+    page: Page, flags: list[bool], main_path: str | None, nav: PageNavigation
 ) -> list[bool]:
     """Template headings that open the page's own content in its main region (the site's
     learned one, anywhere while it has none) are content."""
@@ -249,14 +269,14 @@ def _spare_headings(
 
 
 def _plain_in_region(
-    page: Page, main_path: str | None, nav: Sequence[bool]
+    page: Page, main_path: str | None, nav: PageNavigation
 ) -> Callable[[int], bool]:
     """Whether pagelet ``i`` lies in the main region (anywhere while there is none) and is not
     navigation: what a template flag may be taken back from."""
     pagelets = page.pagelets
 
     def plain_in_region(i: int) -> bool:
-        return not nav[i] and (main_path is None or in_region(pagelets[i].path, main_path))
+        return (main_path is None or in_region(pagelets[i].path, main_path)) and not nav.menu(i)
 
     return plain_in_region
 

@@ -137,6 +137,10 @@ def layout_may_flag(level: int, path: str, navigation: bool, main_path: str | No
 
 
 _ID = re.compile(r"#[^/]*")
+# Tag paths without their ids, by tag path: a site's paths come back page after page.
+# Emptied when it holds this many.
+_WITHOUT_IDS_CACHE = 50_000
+_without_ids: dict[str, str] = {}
 
 
 def block_keys(paths: Sequence[str]) -> list[BlockKey]:
@@ -148,7 +152,12 @@ def block_keys(paths: Sequence[str]) -> list[BlockKey]:
     keys = []
     for path in paths:
         if "#" in path:
-            path = _ID.sub("", path)
+            found = _without_ids.get(path)
+            if found is None:
+                if len(_without_ids) >= _WITHOUT_IDS_CACHE:
+                    _without_ids.clear()
+                found = _without_ids[path] = _ID.sub("", path)
+            path = found
         rank = seen.get(path, 0)
         seen[path] = rank + 1
         keys.append((path, rank))

@@ -14,9 +14,9 @@ from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.marking import (
     MarkSettings,
     PageCounts,
+    PageNavigation,
     clip_words,
     decide_page,
-    page_navigation,
 )
 from scrapy_templates.templates.model import TemplateModel
 from scrapy_templates.templates.variability import DYNAMIC, FRAME, SHIFTING, STATIC, LayoutBlocks
@@ -211,12 +211,14 @@ def test_blocks_whose_words_change_around_the_content_are_template(frame: str, w
     assert sum(words in text for text in kept.values()) >= 35
 
 
-def test_page_navigation_counts_each_pagelets_menu_links() -> None:
+def test_page_navigation_counts_each_pagelets_menu_links_when_asked() -> None:
     page = _page(3)
-    navigation = page_navigation(page)
-    by_path = {p.path: n for p, n in zip(page.pagelets, navigation, strict=True) if p.text}
-    assert by_path["body/div#nav"] == 5
-    assert all(n == 0 for path, n in by_path.items() if path != "body/div#nav")
+    navigation = PageNavigation(page)
+    by_path = {p.path: i for i, p in enumerate(page.pagelets)}
+    assert navigation.links(by_path["body/div#nav"]) == 5
+    assert navigation.menu(by_path["body/div#nav"])
+    assert navigation.links(by_path["body/div#main"]) == 0
+    assert not navigation.menu(by_path["body/div#foot"])
 
 
 @pytest.mark.parametrize(("level", "flagged"), [(FRAME, True), (SHIFTING, False)])
