@@ -5,9 +5,10 @@ real sites are made of sections, and a section's menu — the chapter a document
 expands, the module list of one application, a sub-forum's links — is on every page of its
 section and on a small share of the site. The global algorithm of ``000_…`` §3.2 counts a
 pagelet within the link-connected pages holding it; here the unit is the URL directory,
-which documentation generators, shops and wikis alike give to a section. Only link blocks
-are judged this way (content repeated across a section's pages is rare and is not made of
-links), so a section's standing sentence stays content.
+which documentation generators, shops and wikis alike give to a section. Pagelets with
+links are counted, and only navigation among them is judged this way (content repeated
+across a section's pages is rare and is not made of links), so a section's standing
+sentence stays content.
 
 Evidence is kept per process, like the layout clusters, and bounded: past ``max_entries``
 counters a site's counters at 1 go.
