@@ -132,10 +132,12 @@ class SiteRegion:
     def _descend(self) -> str | None:
         """Descend into the heaviest child while it holds ``share`` of the weight that can vote
         at that depth, and what is left beside it is a template region (a sibling holding
-        template pagelets on at least a quarter of the pages: header, sidebar, footer) or
-        nothing. Headings and preambles next to the content, which carry no template, are
-        therefore never cut off. A pagelet that ends at a node (a page too link-poor to be
-        split there) says nothing about the node's children, so its weight leaves the vote.
+        template pagelets on at least a quarter of the pages it is on: header, sidebar,
+        footer) or nothing. Headings and preambles next to the content, which carry no
+        template, are therefore never cut off. What a template region leaves unflagged (a
+        sidebar's table of contents of the current page) does not vote. A pagelet that ends
+        at a node (a page too link-poor to be split there) says nothing about the node's
+        children, so its weight leaves the vote.
         The descent stops above paths where pagelets end on most pages (``body/p``): a region
         holds pagelets."""
         if not self.total:
@@ -148,7 +150,13 @@ class SiteRegion:
                 break
             voting -= self.whole.get(node, 0.0)
             child, weight = max(below.items(), key=lambda kv: kv[1])
-            if voting <= 0 or weight < self.share * voting:
+            pages = self._pages_split(node)
+            leftovers = sum(
+                w
+                for sibling, w in below.items()
+                if sibling != child and self._template_region(sibling, pages)
+            )
+            if voting <= 0 or weight < self.share * (voting - leftovers):
                 break
             if self.split.get(child, 0) < _SPLIT_OFTEN * self.seen.get(child, 0):
                 break  # pagelets end at the child, it is not a region holding them
@@ -157,10 +165,22 @@ class SiteRegion:
             node = child
         return node or None
 
+    def _pages_split(self, node: str) -> int:
+        """Pages on which ``node`` holds pagelets below it."""
+        return (self.seen.get(node, 0) if node else self.pages) - self.unsplit.get(node, 0)
+
+    def _template_region(self, path: str, pages: int) -> bool:
+        """Whether ``path`` holds template pagelets on a quarter of the pages it is on (of
+        ``pages``, its parent's, at most): a header, a sidebar, a footer — or the chrome of
+        another page type, present on a few of the site's pages only."""
+        return (
+            self.templated.get(path, 0) >= _TEMPLATE_BESIDE * min(pages, self.seen.get(path, 0)) > 0
+        )
+
     def _template_beside(self, node: str, child: str) -> bool:
-        pages = (self.seen.get(node, 0) if node else self.pages) - self.unsplit.get(node, 0)
+        pages = self._pages_split(node)
         return any(
-            self.templated.get(sibling, 0) >= _TEMPLATE_BESIDE * pages
+            self._template_region(sibling, pages)
             for sibling in self.branches.get(node, ())
             if sibling != child
         )

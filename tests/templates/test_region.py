@@ -55,6 +55,33 @@ def test_headings_beside_the_content_are_not_cut() -> None:
     assert region.main_path() == CONTENT
 
 
+def test_what_a_sidebar_leaves_unflagged_does_not_vote() -> None:
+    # a per-page table of contents in the sidebar stays unflagged beside its template menu:
+    # a fifth of each page's text, yet the sidebar is a template region
+    region = SiteRegion(share=0.9)
+    side = "body/div#side"
+    for _ in range(20):
+        region.add(
+            [f"{side}/ul.menu", f"{side}/ul.toc", f"{CONTENT}/h1", f"{CONTENT}/div"],
+            [0, 200, 20, 780],
+            [True, False, False, False],
+        )
+    assert region.main_path() == CONTENT
+
+
+def test_another_page_types_chrome_is_a_template_region_beside_the_content() -> None:
+    # most pages put content and sidebar in div#box; a few pages of another generator have
+    # their own chrome (template wherever it is) beside it, on a few pages of the site only
+    region = SiteRegion(share=0.9)
+    box = "body/div#box"
+    for n in range(40):
+        if n % 10 == 0:
+            region.add(["body/div.other/nav", "body/div.other/p"], [0, 100], [True, False])
+        else:
+            region.add([f"{box}/nav", f"{box}/div#content/p"], [0, 500], [True, False])
+    assert region.main_path() == f"{box}/div#content"
+
+
 def test_flat_site_keeps_the_root() -> None:
     region = SiteRegion(share=0.8)
     for _ in range(10):
