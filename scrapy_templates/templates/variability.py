@@ -164,7 +164,7 @@ def block_keys(paths: Sequence[str]) -> list[BlockKey]:
     return keys
 
 
-@dataclass
+@dataclass(slots=True)
 class BlockSamples:
     """A bounded reservoir of one block's samples and its DiffScore over them.
 
