@@ -277,7 +277,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_BLOCK_SHIFT_DIFF_MAX",
         0.75,
         SHARE,
-        "A navigation block (links to other pages of the site make most of its text) whose DiffScore across its layout cluster is at most this is template when it frames the content, at the top or bottom of the main region with nothing but template between it and the edge: a prev/next bar or a breadcrumb, whose labels stay while the titles between them change on every page (0: off).",
+        "A navigation block (links to other pages of the site make most of its text) whose DiffScore across its layout cluster is at most this is template when it frames the content, at the top or bottom of the main region with nothing but template between it and the edge, and wherever it lies once it framed most pages of its layout: a prev/next bar or a breadcrumb, whose labels stay while the titles between them change on every page (0: off; static blocks are unaffected).",
     ),
     Setting(
         "TEMPLATES_BLOCK_MIN_PAGES",

@@ -67,7 +67,8 @@ class PageCounts:
 @dataclass(frozen=True, slots=True)
 class PageMarks:
     """A page's decision: per pagelet its template flag, whether the layout model flagged
-    it (``static``) and the content text it gives (``None``: none); the item's ``marks``
+    it (``static``: a static block, a frame of the content, a frame position) and the content
+    text it gives (``None``: none); the item's ``marks``
     (its pagelets field), ``content`` text and ``info`` summary; the main path it was
     decided under; ``sizes``: each pagelet's text length, for the crawl's counters;
     ``framed``: which pagelets framed the content (for the layout's frame positions)."""
@@ -161,7 +162,7 @@ def decide_page(
     if counts.section is not None:
         flags = [f or s for f, s in zip(flags, counts.section, strict=True)]
     static = [False] * len(flags)
-    framed = static
+    framed = [False] * len(flags)
     if counts.levels is not None:
         flags, static, framed = _layout_flags(page, counts.levels, flags, main_path, nav)
     if settings.main_share > 0:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
 from scrapy_templates.templates.text import WORD, letters
 
@@ -150,39 +150,30 @@ class SiteRegion:
                 break
             voting -= self.whole.get(node, 0.0)
             child, weight = max(below.items(), key=lambda kv: kv[1])
-            pages = self._pages_split(node)
-            leftovers = sum(
-                w
-                for sibling, w in below.items()
+            pages = (self.seen.get(node, 0) if node else self.pages) - self.unsplit.get(node, 0)
+            regions = [
+                sibling
+                for sibling in self.branches.get(node, ())
                 if sibling != child and self._template_region(sibling, pages)
-            )
+            ]
+            leftovers = sum(below.get(sibling, 0.0) for sibling in regions)
             if voting <= 0 or weight < self.share * (voting - leftovers):
                 break
             if self.split.get(child, 0) < _SPLIT_OFTEN * self.seen.get(child, 0):
                 break  # pagelets end at the child, it is not a region holding them
-            if weight < voting - _EPSILON and not self._template_beside(node, child):
+            if weight < voting - _EPSILON and not regions:
                 break
             node = child
         return node or None
 
-    def _pages_split(self, node: str) -> int:
-        """Pages on which ``node`` holds pagelets below it."""
-        return (self.seen.get(node, 0) if node else self.pages) - self.unsplit.get(node, 0)
-
     def _template_region(self, path: str, pages: int) -> bool:
-        """Whether ``path`` holds template pagelets on a quarter of the pages it is on (of
-        ``pages``, its parent's, at most): a header, a sidebar, a footer — or the chrome of
-        another page type, present on a few of the site's pages only."""
-        return (
-            self.templated.get(path, 0) >= _TEMPLATE_BESIDE * min(pages, self.seen.get(path, 0)) > 0
-        )
-
-    def _template_beside(self, node: str, child: str) -> bool:
-        pages = self._pages_split(node)
-        return any(
-            self._template_region(sibling, pages)
-            for sibling in self.branches.get(node, ())
-            if sibling != child
+        """Whether ``path`` is a template region beside its siblings: it holds template
+        pagelets on a quarter of the pages it is on (of ``pages``, its parent's, at most),
+        and is on 1 % of those pages and 2 at least — a header, a sidebar, a footer, or the
+        chrome of another page type present on a few of the site's pages."""
+        seen = self.seen.get(path, 0)
+        return self.templated.get(path, 0) >= _TEMPLATE_BESIDE * min(pages, seen) and seen >= max(
+            _RARE * pages, 2
         )
 
 
@@ -267,31 +258,26 @@ def navigation_links(text: str, hrefs: Sequence[str], anchors: Sequence[str], ho
     return len(targets) if sum(outside.values()) < len(hrefs) else 0
 
 
-def is_navigation(
-    text: str, hrefs: Sequence[str], anchors: Sequence[str], host: str, *, min_links: int = 2
-) -> bool:
-    """Whether a block is navigation (:func:`navigation_links`) to at least ``min_links``
-    pages: one link is a reference, not navigation (a "back to the module" line); with
-    ``min_links`` 1, one menu entry counts (a lone "3.6. Data API" entry of a sidebar)."""
-    return navigation_links(text, hrefs, anchors, host) >= min_links
-
-
 def names_itself(hrefs: Sequence[str], url: str) -> bool:
-    """Whether every link of a block leads back to the page at ``url``: to its own path (a
-    permalink, "back to top"), or to a script whose query names the page's last path step
-    (MediaWiki's "Retrieved from ‹index.php?title=‹page›&oldid=…›"). Such a block is about
-    the page, not part of what it says."""
+    """Whether every link of a block leads back to the page at ``url``: to the page itself (a
+    permalink, "back to top"), or to a script whose query names the page's last path step as
+    a whole value, or as the last step of one (MediaWiki's "Retrieved from
+    ‹index.php?title=‹page›&oldid=…›"). Such a block is about the page, not part of what it
+    says."""
     if not hrefs:
         return False
     try:
         own = urlsplit(url)
-        name = unquote(own.path.rstrip("/").rpartition("/")[2]).rpartition(".")[0]
-        name = name or unquote(own.path.rstrip("/").rpartition("/")[2])
+        step = unquote(own.path.rstrip("/").rpartition("/")[2])
+        name = step.rpartition(".")[0] or step
         for href in hrefs:
             target = urlsplit(urljoin(url, href))
             if target.netloc.lower() != own.netloc.lower():
                 return False
-            if target.path != own.path and not (len(name) >= 3 and name in unquote(target.query)):
+            if (target.path, target.query) == (own.path, own.query):
+                continue
+            values = [value.rpartition("/")[2] for _, value in parse_qsl(target.query)]
+            if len(name) < 3 or name not in values:
                 return False
     except ValueError:  # a link Python cannot split leads nowhere known
         return False

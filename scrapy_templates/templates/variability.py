@@ -119,7 +119,7 @@ COMPARISONS: dict[str, Comparison] = {
 def layout_may_flag(level: int, path: str, navigation: bool, main_path: str | None) -> bool:
     """Whether a block of stability ``level`` at ``path`` may be flagged template: a
     :data:`STATIC` one when it lies outside the site's main region, or inside it and is
-    ``navigation`` (:func:`~scrapy_templates.templates.region.is_navigation`); a
+    ``navigation`` (a menu or a bar, :func:`~scrapy_templates.templates.region.navigation_links`); a
     :data:`SHIFTING` one when it is navigation (and, the caller checks, frames the content),
     a :data:`FRAME` one when it is navigation;
     never one that contains the region. Inside the region, static blocks that are not
@@ -137,10 +137,26 @@ def layout_may_flag(level: int, path: str, navigation: bool, main_path: str | No
 
 
 _ID = re.compile(r"#[^/]*")
-# Tag paths without their ids, by tag path: a site's paths come back page after page.
-# Emptied when it holds this many.
-_WITHOUT_IDS_CACHE = 50_000
-_without_ids: dict[str, str] = {}
+# Tag paths without their ids, by tag path: a site's paths come back page after page. Emptied
+# when it holds this many characters (about 16 MB), as pages of generated ids or deep
+# nesting would otherwise pile up.
+_WITHOUT_IDS_CHARS = 8_000_000
+_without_ids_cache: dict[str, str] = {}
+_without_ids_chars = 0
+
+
+def _without_ids(path: str) -> str:
+    global _without_ids_chars
+    found = _without_ids_cache.get(path)
+    if found is None:
+        found = _ID.sub("", path)
+        cost = len(path) + len(found)
+        if _without_ids_chars + cost > _WITHOUT_IDS_CHARS:
+            _without_ids_cache.clear()
+            _without_ids_chars = 0
+        _without_ids_cache[path] = found
+        _without_ids_chars += cost
+    return found
 
 
 def block_keys(paths: Sequence[str]) -> list[BlockKey]:
@@ -152,12 +168,7 @@ def block_keys(paths: Sequence[str]) -> list[BlockKey]:
     keys = []
     for path in paths:
         if "#" in path:
-            found = _without_ids.get(path)
-            if found is None:
-                if len(_without_ids) >= _WITHOUT_IDS_CACHE:
-                    _without_ids.clear()
-                found = _without_ids[path] = _ID.sub("", path)
-            path = found
+            path = _without_ids(path)
         rank = seen.get(path, 0)
         seen[path] = rank + 1
         keys.append((path, rank))
@@ -332,13 +343,10 @@ class LayoutBlocks:
     def levels(self, paths: Sequence[str]) -> list[int]:
         """The stability of each of a page's blocks in this layout: :data:`STATIC` for
         near-constant text that is not the same on every sampled page, :data:`SHIFTING` for
-        text whose words change around a steady part, :data:`DYNAMIC` otherwise (and for a
-        block on too few of the layout's pages)."""
+        text whose words change around a steady part (:data:`FRAME` when it framed the
+        content on most pages it shifted on), :data:`DYNAMIC` otherwise (and for a block on
+        too few of the layout's pages)."""
         return [self._level(self.blocks.get(key)) for key in block_keys(paths)]
-
-    def static(self, paths: Sequence[str]) -> list[bool]:
-        """Which of a page's blocks are static in this layout."""
-        return [level == STATIC for level in self.levels(paths)]
 
     def _level(self, block: BlockSamples | None) -> int:
         if (
@@ -349,10 +357,12 @@ class LayoutBlocks:
         ):
             return DYNAMIC
         score = block.diff_score()
-        if score is None or score > self.shift_diff:
+        if score is None:
             return DYNAMIC
         if score <= self.max_diff:
             return STATIC
+        if score > self.shift_diff:
+            return DYNAMIC
         if block.framed >= self.min_pages and block.framed >= FRAME_SHARE * block.shifting:
             return FRAME
         return SHIFTING

@@ -19,6 +19,7 @@ from scrapy_templates.templates.marking import (
     decide_page,
 )
 from scrapy_templates.templates.model import TemplateModel
+from scrapy_templates.templates.region import navigation_links
 from scrapy_templates.templates.variability import DYNAMIC, FRAME, SHIFTING, STATIC, LayoutBlocks
 from tests.replayed import replay_content
 from tests.texts import STORIES
@@ -170,55 +171,69 @@ def _guide_page(i: int, top: str = "", end: str = "", short: bool = False) -> st
     )
 
 
+def _bar_title(i: int) -> str:
+    """The title a prev/next bar names page ``i`` by: words few titles share."""
+    words = STORIES[i % len(STORIES)].rstrip(".").split()
+    return " ".join(words[i // len(STORIES) : i // len(STORIES) + 5])
+
+
 def _prev_next_bar(i: int) -> str:
-    previous = f'Previous: <a href="/doc/p{i - 1}.html">{TOPICS[i - 1]}</a>, ' if i else ""
+    previous = f'Previous: <a href="/doc/p{i - 1}.html">{_bar_title(i - 1)}</a>, ' if i else ""
     return (
-        f'<div class="header"><p>Next: <a href="/doc/p{i + 1}.html">{TOPICS[(i + 1) % 40]}</a>, '
-        f'{previous}Up: <a href="/doc/c{i // 8}.html">{TOPICS[i // 8 * 8]}</a> '
+        f'<div class="header"><p>Next: <a href="/doc/p{i + 1}.html">{_bar_title(i + 1)}</a>, '
+        f'{previous}Up: <a href="/doc/c{i // 8}.html">Chapter {i // 8}</a> '
         '[<a href="/doc/toc.html">Contents</a>][<a href="/doc/ix.html">Index</a>]</p></div>'
     )
 
 
-def _retrieved_from(i: int) -> str:
-    title = TOPICS[i].replace(" ", "_")
+def _retrieved_from(i: int, target: int) -> str:
+    title = TOPICS[target].replace(" ", "_")
     link = f"http://wiki.test/index.php?title={title}&amp;oldid={9000 + 7 * i}"
     return f'<div class="printfooter">Retrieved from "<a href="{link}">{link}</a>"</div>'
 
 
 def _guide(frame: str) -> list[tuple[str, str]]:
     """40 pages of a guide whose content is framed by a texinfo-like prev/next bar at its top
-    and bottom (``bar``), or closed by a MediaWiki-like "Retrieved from ‹url›" line (``wiki``):
-    blocks at one place in the layout whose words change from page to page."""
+    and bottom (``bar``: labels stay, titles change), or closed by a MediaWiki-like
+    "Retrieved from ‹url›" line naming the page itself (``wiki``) or, as a control, another
+    page (``elsewhere``)."""
     pages = []
     for i in range(40):
         url = f"http://wiki.test/w/{TOPICS[i].replace(' ', '_')}"
         if frame == "bar":
             pages.append((url, _guide_page(i, top=_prev_next_bar(i), end=_prev_next_bar(i))))
         else:
-            pages.append((url, _guide_page(i, end=_retrieved_from(i))))
+            target = i if frame == "wiki" else (i + 1) % 40
+            pages.append((url, _guide_page(i, end=_retrieved_from(i, target))))
     return pages
 
 
-@pytest.mark.parametrize(("frame", "words"), [("bar", "Next:"), ("wiki", "Retrieved from")])
-def test_blocks_whose_words_change_around_the_content_are_template(frame: str, words: str) -> None:
-    content = replay_content(_guide(frame))
-    assert len(content) == 40
+def _with(content: dict[str, str], words: str) -> int:
+    return sum(words in text for text in content.values())
+
+
+def _all_content_kept(content: dict[str, str]) -> bool:
+    return len(content) == 40 and all(
+        STORIES[i % len(STORIES)] in text and f"({i}, 2)" in text
+        for i, text in enumerate(content.values())
+    )
+
+
+def test_a_prev_next_bar_whose_titles_shift_is_template_where_it_frames_the_content() -> None:
+    content = replay_content(_guide("bar"))
+    assert _all_content_kept(content)
     # the layout model needs a few pages of the layout before it decides
-    assert sum(words in text for text in content.values()) <= 5
-    assert all(STORIES[i % len(STORIES)] in text for i, text in enumerate(content.values()))
-    assert all(f"({i}, 2)" in text for i, text in enumerate(content.values()))
-    kept = replay_content(_guide(frame), TEMPLATES_BLOCK_SHIFT_DIFF_MAX=0)
-    assert sum(words in text for text in kept.values()) >= 35
+    assert _with(content, "Next:") <= 5
+    kept = replay_content(_guide("bar"), TEMPLATES_BLOCK_SHIFT_DIFF_MAX=0)
+    assert _with(kept, "Next:") >= 35
 
 
-def test_page_navigation_counts_each_pagelets_menu_links_when_asked() -> None:
-    page = _page(3)
-    navigation = PageNavigation(page)
-    by_path = {p.path: i for i, p in enumerate(page.pagelets)}
-    assert navigation.links(by_path["body/div#nav"]) == 5
-    assert navigation.menu(by_path["body/div#nav"])
-    assert navigation.links(by_path["body/div#main"]) == 0
-    assert not navigation.menu(by_path["body/div#foot"])
+def test_a_retrieved_from_line_naming_the_page_is_template() -> None:
+    content = replay_content(_guide("wiki"))
+    assert _all_content_kept(content)
+    assert _with(content, "Retrieved from") <= 5
+    elsewhere = replay_content(_guide("elsewhere"))
+    assert _with(elsewhere, "Retrieved from") >= 35
 
 
 @pytest.mark.parametrize(("level", "flagged"), [(FRAME, True), (SHIFTING, False)])
@@ -243,3 +258,25 @@ def test_a_bar_at_a_frame_position_is_template_wherever_it_lies(level: int, flag
     assert "A thread starts from a function." in marks.content
     assert "Threads run code side by side." in marks.content
     assert not any(marks.framed), "a bar between two texts does not frame the content"
+
+
+def test_page_navigation_answers_each_pagelet_once_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from scrapy_templates.templates import marking
+
+    asked: list[str] = []
+
+    def counting(text: str, hrefs: tuple[str, ...], anchors: tuple[str, ...], host: str) -> int:
+        asked.append(text)
+        return navigation_links(text, hrefs, anchors, host)
+
+    monkeypatch.setattr(marking, "navigation_links", counting)
+    page = _page(3)
+    navigation = PageNavigation(page)
+    nav = next(i for i, p in enumerate(page.pagelets) if p.path == "body/div#nav")
+    assert navigation.links(nav) == 5 and navigation.menu(nav)
+    assert navigation.links(nav) == 5
+    assert len(asked) == 1, "worked out once, then kept"
+    main = next(i for i, p in enumerate(page.pagelets) if p.path == "body/div#main")
+    assert navigation.links(main) == 0 and len(asked) == 1, "no links: nothing to work out"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_templates.templates.region import is_navigation
+from scrapy_templates.templates.region import navigation_links
 from scrapy_templates.templates.text import WORD
 from scrapy_templates.templates.variability import (
     COMPARISONS,
@@ -24,6 +25,10 @@ from scrapy_templates.templates.variability import (
     words,
 )
 from tests.texts import STORIES
+
+
+def is_navigation(text: str, hrefs: Sequence[str], anchors: Sequence[str], host: str) -> bool:
+    return navigation_links(text, hrefs, anchors, host) >= 2
 
 
 def _add(block: BlockSamples, text: tuple[str, ...], rng: random.Random) -> None:
@@ -79,6 +84,10 @@ def _pages(*blocks_per_page: list[tuple[str, str]], comparison: str = "bits") ->
     return layout
 
 
+def _static(layout: LayoutBlocks, paths: list[str]) -> list[bool]:
+    return [level == STATIC for level in layout.levels(paths)]
+
+
 @pytest.mark.parametrize("comparison", sorted(COMPARISONS))
 def test_breadcrumb_that_names_the_page_is_static_and_the_article_is_not(comparison: str) -> None:
     pages = [
@@ -89,7 +98,7 @@ def test_breadcrumb_that_names_the_page_is_static_and_the_article_is_not(compari
         for text in STORIES
     ]
     layout = _pages(*pages, comparison=comparison)
-    assert layout.static(["body/div.crumbs", "body/main/p"]) == [True, False]
+    assert _static(layout, ["body/div.crumbs", "body/main/p"]) == [True, False]
 
 
 @pytest.mark.parametrize("comparison", sorted(COMPARISONS))
@@ -106,24 +115,24 @@ def test_menu_with_a_current_item_and_a_dated_footer_are_static(comparison: str)
             ]
         )
     layout = _pages(*pages, comparison=comparison)
-    assert layout.static(["body/nav/ul", "body/main/p", "body/footer/p"]) == [True, False, True]
+    assert _static(layout, ["body/nav/ul", "body/main/p", "body/footer/p"]) == [True, False, True]
 
 
 def test_evidence_thresholds() -> None:
     pages = [[("body/aside", f"Newsletter every Sunday {n}")] for n in range(4)]
-    assert _pages(*pages).static(["body/aside"]) == [False], "4 pages: under min_pages"
+    assert _static(_pages(*pages), ["body/aside"]) == [False], "4 pages: under min_pages"
     rare = [[("body/p", f"Page {n}")] for n in range(20)] + [
         [("body/p", f"Page {n}"), ("body/aside", f"Newsletter every Sunday {n}")] for n in range(6)
     ]
     layout = _pages(*rare)
-    assert layout.static(["body/p", "body/aside"]) == [True, False], "aside: 6 of 26 pages only"
-    assert layout.static(["body/new"]) == [False]
+    assert _static(layout, ["body/p", "body/aside"]) == [True, False], "aside: 6 of 26 pages only"
+    assert _static(layout, ["body/new"]) == [False]
 
 
 def test_identical_copies_are_left_to_exact_counting() -> None:
     layout = _pages(*[[("body/footer", "About Contact Privacy")] for _ in range(10)])
     assert layout.blocks[("body/footer", 0)].diff_score() == 0.0
-    assert layout.static(["body/footer"]) == [False]
+    assert _static(layout, ["body/footer"]) == [False]
 
 
 def test_blocks_are_bounded() -> None:
@@ -284,6 +293,17 @@ def test_a_shifting_block_that_framed_most_pages_it_was_on_is_a_frame() -> None:
     for n in range(12):
         seldom.frame(paths, seldom.levels(paths), [n % 3 == 0, False])
     assert seldom.levels(paths) == [SHIFTING, DYNAMIC]
+
+
+def test_paths_without_ids_are_cached_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    from scrapy_templates.templates import variability as module
+
+    monkeypatch.setattr(module, "_WITHOUT_IDS_CHARS", 2_000)
+    monkeypatch.setattr(module, "_without_ids_cache", {})
+    for page in range(200):  # a generated id on every page
+        assert block_keys([f"body/div#node{page}/div.header/p"]) == [("body/div/div.header/p", 0)]
+    cached = module._without_ids_cache
+    assert 0 < sum(len(k) + len(v) for k, v in cached.items()) <= 2_000
 
 
 def test_ids_are_left_out_of_block_keys() -> None:
