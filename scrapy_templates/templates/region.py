@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
+from scrapy_templates.templates.pathcache import PathCache
 from scrapy_templates.templates.text import WORD, letters
 
 
@@ -183,32 +184,20 @@ _RARE = 0.01
 _TEMPLATE_BESIDE = 0.25
 
 
-# The cache of prefixes is emptied when it holds this many characters (about 16 MB): paths
-# of pages with generated ids or deep nesting would otherwise pile up.
-_PREFIX_CACHE_CHARS = 8_000_000
-_prefix_cache: dict[str, tuple[str, ...]] = {}
-_prefix_chars = 0
 # Prefixes go this many steps deep at most: a main region lies far above (real pages nest
 # their content a few dozen elements deep), and the prefixes of a path d steps deep hold d²
 # characters — a page nested 2,000 deep would otherwise cost gigabytes.
 MAX_PREFIX_STEPS = 64
 
 
-def _prefixes(path: str) -> tuple[str, ...]:
-    """``a/b/c`` → ``("a", "a/b", "a/b/c")``, at most :data:`MAX_PREFIX_STEPS` of them;
-    cached, since a site's paths repeat page after page."""
-    global _prefix_chars
-    found = _prefix_cache.get(path)
-    if found is None:
-        steps = path.split("/", MAX_PREFIX_STEPS)[:MAX_PREFIX_STEPS]
-        found = tuple("/".join(steps[: i + 1]) for i in range(len(steps)))
-        cost = len(path) + sum(map(len, found))
-        if _prefix_chars + cost > _PREFIX_CACHE_CHARS:
-            _prefix_cache.clear()
-            _prefix_chars = 0
-        _prefix_cache[path] = found
-        _prefix_chars += cost
-    return found
+def _all_prefixes(path: str) -> tuple[str, ...]:
+    steps = path.split("/", MAX_PREFIX_STEPS)[:MAX_PREFIX_STEPS]
+    return tuple("/".join(steps[: i + 1]) for i in range(len(steps)))
+
+
+# ``a/b/c`` → ``("a", "a/b", "a/b/c")``, at most MAX_PREFIX_STEPS of them; cached, since a
+# site's paths repeat page after page (8 million characters, about 16 MB, at most).
+_prefixes = PathCache(8_000_000, _all_prefixes, lambda found: sum(map(len, found)))
 
 
 def in_region(path: str, region: str) -> bool:

@@ -34,6 +34,7 @@ from typing import Any
 
 from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.offsets import offset_signature, shared_weight, signature_weight
+from scrapy_templates.templates.pathcache import PathCache
 from scrapy_templates.templates.region import in_region
 from scrapy_templates.templates.text import WORD, letters
 
@@ -137,26 +138,9 @@ def layout_may_flag(level: int, path: str, navigation: bool, main_path: str | No
 
 
 _ID = re.compile(r"#[^/]*")
-# Tag paths without their ids, by tag path: a site's paths come back page after page. Emptied
-# when it holds this many characters (about 16 MB), as pages of generated ids or deep
-# nesting would otherwise pile up.
-_WITHOUT_IDS_CHARS = 8_000_000
-_without_ids_cache: dict[str, str] = {}
-_without_ids_chars = 0
-
-
-def _without_ids(path: str) -> str:
-    global _without_ids_chars
-    found = _without_ids_cache.get(path)
-    if found is None:
-        found = _ID.sub("", path)
-        cost = len(path) + len(found)
-        if _without_ids_chars + cost > _WITHOUT_IDS_CHARS:
-            _without_ids_cache.clear()
-            _without_ids_chars = 0
-        _without_ids_cache[path] = found
-        _without_ids_chars += cost
-    return found
+# Tag paths without their ids, by tag path: a site's paths come back page after page (8
+# million characters, about 16 MB, at most).
+_without_ids = PathCache(8_000_000, lambda path: _ID.sub("", path), len)
 
 
 def block_keys(paths: Sequence[str]) -> list[BlockKey]:

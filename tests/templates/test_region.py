@@ -220,10 +220,9 @@ def test_the_prefix_cache_holds_a_bounded_number_of_characters() -> None:
     for page in range(100):  # a generated id on every deep path: no two pages alike
         paths = [f"body/div#p{page}x{i}" + "/div" * 60 for i in range(20)]
         region.add(paths, [10] * len(paths), [False] * len(paths))
-    assert 0 < module._prefix_chars <= module._PREFIX_CACHE_CHARS
-    assert sum(len(p) + sum(map(len, f)) for p, f in module._prefix_cache.items()) == (
-        module._prefix_chars
-    )
+    cache = module._prefixes
+    assert 0 < cache.chars <= cache.max_chars
+    assert sum(len(p) + sum(map(len, f)) for p, f in cache.entries.items()) == cache.chars
 
 
 def test_pages_of_generated_paths_keep_the_table_bounded_before_one_percent_is_a_page() -> None:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scrapy_templates.templates.pathcache import PathCache
 from scrapy_templates.templates.region import navigation_links
 from scrapy_templates.templates.text import WORD
 from scrapy_templates.templates.variability import (
@@ -298,12 +299,12 @@ def test_a_shifting_block_that_framed_most_pages_it_was_on_is_a_frame() -> None:
 def test_paths_without_ids_are_cached_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     from scrapy_templates.templates import variability as module
 
-    monkeypatch.setattr(module, "_WITHOUT_IDS_CHARS", 2_000)
-    monkeypatch.setattr(module, "_without_ids_cache", {})
+    cache = PathCache(2_000, module._without_ids.make, len)
+    monkeypatch.setattr(module, "_without_ids", cache)
     for page in range(200):  # a generated id on every page
         assert block_keys([f"body/div#node{page}/div.header/p"]) == [("body/div/div.header/p", 0)]
-    cached = module._without_ids_cache
-    assert 0 < sum(len(k) + len(v) for k, v in cached.items()) <= 2_000
+    assert 0 < cache.chars <= 2_000
+    assert sum(len(k) + len(v) for k, v in cache.entries.items()) == cache.chars
 
 
 def test_ids_are_left_out_of_block_keys() -> None:
