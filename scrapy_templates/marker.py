@@ -28,7 +28,7 @@ from scrapy_templates.templates.marking import (
     decide_page,
 )
 from scrapy_templates.templates.sections import section_of, section_templates
-from scrapy_templates.templates.variability import FRAME, SHIFTING, LayoutBlocks
+from scrapy_templates.templates.variability import BAR, FRAME, SHIFTING, LayoutBlocks
 
 
 def thresholds(config: TemplatesConfig) -> Thresholds:
@@ -149,14 +149,20 @@ class Marker:
         cluster = levels = None
         if self.layout:
             cluster, levels = self.evidence.blocks(site).observe(
-                [p.path for p in page.pagelets], [p.text for p in page.pagelets]
+                [p.path for p in page.pagelets],
+                [p.text for p in page.pagelets],
+                [hash(p.anchors) if p.hrefs else 0 for p in page.pagelets],
             )
         navigation = PageNavigation(page)
         section = self._section(site, page, navigation, obs.new if new is None else new)
         page_counts = PageCounts(obs.pages, counts, support, cluster, levels, section)
         evidence = self.evidence.site(site)
         marks = decide_page(page, page_counts, evidence, self.settings, navigation)
-        if cluster is not None and levels and (SHIFTING in levels or FRAME in levels):
+        if (
+            cluster is not None
+            and levels
+            and (SHIFTING in levels or FRAME in levels or BAR in levels)
+        ):
             paths = [p.path for p in page.pagelets]
             self.evidence.blocks(site).frame(cluster, paths, levels, marks.framed)
         evidence.learn(page, marks.flags, self.settings.main_share)

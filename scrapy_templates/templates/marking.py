@@ -30,7 +30,7 @@ from scrapy_templates.templates.decide import (
 from scrapy_templates.templates.evidence import SiteEvidence
 from scrapy_templates.templates.region import in_region, names_itself, navigation_links
 from scrapy_templates.templates.title import choose_title
-from scrapy_templates.templates.variability import DYNAMIC, FRAME, STATIC, layout_may_flag
+from scrapy_templates.templates.variability import BAR, DYNAMIC, FRAME, STATIC, layout_may_flag
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,8 +212,9 @@ def _layout_flags(
 ) -> tuple[list[bool], list[bool], list[bool]]:
     """The flags with the layout model's added (``001_…`` step 4), which pagelets it
     flagged, and which of them framed the content: static blocks where
-    :func:`layout_may_flag` allows; shifting navigation, and static blocks whose links lead
-    back to the page, where they frame the content (:func:`peel_edges`); navigation at a
+    :func:`layout_may_flag` allows; shifting navigation and :data:`BAR` blocks (their link
+    labels steady: they are navigation whatever their other words), and static blocks whose
+    links lead back to the page, where they frame the content (:func:`peel_edges`); navigation at a
     :data:`FRAME` position of the layout wherever it lies (a page of one short section is
     little more than its bars)."""
     pagelets = page.pagelets
@@ -221,7 +222,7 @@ def _layout_flags(
         level != DYNAMIC
         and not f
         and p.fingerprint != 0
-        and layout_may_flag(level, p.path, nav.menu(i), main_path)
+        and layout_may_flag(level, p.path, level == BAR or nav.menu(i), main_path)
         for i, (level, f, p) in enumerate(zip(levels, flags, pagelets, strict=True))
     ]
     static = [m and level == STATIC for m, level in zip(may, levels, strict=True)]

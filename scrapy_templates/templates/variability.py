@@ -43,8 +43,10 @@ BlockKey = tuple[str, int]
 # How stable a block is in its layout cluster (:meth:`LayoutBlocks.add`): its words vary as
 # content does; they shift around a steady part, as a prev/next bar's titles do around its
 # labels; or they barely change. A shifting block that framed the content on most pages that
-# had it is a FRAME: a bar of the layout, wherever a page puts it.
-DYNAMIC, SHIFTING, STATIC, FRAME = 0, 1, 2, 3
+# had it is a FRAME: a bar of the layout, wherever a page puts it. A shifting block whose
+# links keep their texts on most pages while its other words change is a BAR (DocBook's
+# "‹title› Prev ‹chapter› Next": titles as plain text between steady link labels).
+DYNAMIC, SHIFTING, STATIC, FRAME, BAR = 0, 1, 2, 3, 4
 FRAME_SHARE = 0.5
 Words = tuple[str, ...]
 _TEXT_KEY = itemgetter(3)  # a sample's hash of its words
@@ -121,8 +123,8 @@ def layout_may_flag(level: int, path: str, navigation: bool, main_path: str | No
     """Whether a block of stability ``level`` at ``path`` may be flagged template: a
     :data:`STATIC` one when it lies outside the site's main region, or inside it and is
     ``navigation`` (a menu or a bar, :func:`~scrapy_templates.templates.region.navigation_links`); a
-    :data:`SHIFTING` one when it is navigation (and, the caller checks, frames the content),
-    a :data:`FRAME` one when it is navigation;
+    :data:`SHIFTING` or :data:`BAR` one when it is navigation (and, the caller checks,
+    frames the content), a :data:`FRAME` one when it is navigation;
     never one that contains the region. Inside the region, static blocks that are not
     navigation are content: a page type's headings (with or without their "¶" permalinks), a
     sentence every release note repeats with a link or two, a signature whose type names
@@ -191,6 +193,8 @@ class BlockSamples:
     _unread: dict[int, str] = field(default_factory=dict)
     shifting: int = 0
     framed: int = 0
+    label: int = 0  # its link texts (a hash) on the second page that had it; 0: no links
+    same_label: int = 0  # pages since then whose link texts were the same
 
     def offer(self, rng: random.Random) -> int | None:
         """Count one more page holding the block; the reservoir slot its text goes to, or
@@ -299,13 +303,15 @@ class LayoutBlocks:
         """How many blocks are tracked (at most ``max_blocks``)."""
         return len(self.blocks) + len(self.once)
 
-    def add(self, paths: Sequence[str], texts: Sequence[str]) -> list[int]:
-        """Record one page's blocks; their stability after it (as :meth:`levels` would
-        answer), found in the same pass."""
+    def add(
+        self, paths: Sequence[str], texts: Sequence[str], labels: Sequence[int] | None = None
+    ) -> list[int]:
+        """Record one page's blocks (``labels``: a hash of each one's link texts, 0 for none);
+        their stability after it (as :meth:`levels` would answer), found in the same pass."""
         self.pages += 1
         blocks, once = self.blocks, self.once
         flags = []
-        for key, text in zip(block_keys(paths), texts, strict=True):
+        for n, (key, text) in enumerate(zip(block_keys(paths), texts, strict=True)):
             block = blocks.get(key)
             if block is None:
                 first = once.pop(key, None)
@@ -318,6 +324,10 @@ class LayoutBlocks:
                     self.samples, COMPARISONS[self.comparison], self.words
                 )
                 block.keep(block.offer(self.rng) or 0, first)  # the first page's slot: 0
+                if labels is not None:
+                    block.label = labels[n]
+            if labels is not None and labels[n] and labels[n] == block.label:
+                block.same_label += 1
             slot = block.offer(self.rng)
             if slot is not None:
                 block.keep(slot, text)
@@ -328,7 +338,8 @@ class LayoutBlocks:
         """The stability of each of a page's blocks in this layout: :data:`STATIC` for
         near-constant text that is not the same on every sampled page, :data:`SHIFTING` for
         text whose words change around a steady part (:data:`FRAME` when it framed the
-        content on most pages it shifted on), :data:`DYNAMIC` otherwise (and for a block on
+        content on most pages it shifted on, :data:`BAR` when its link texts stay),
+        :data:`DYNAMIC` otherwise (and for a block on
         too few of the layout's pages)."""
         return [self._level(self.blocks.get(key)) for key in block_keys(paths)]
 
@@ -349,6 +360,8 @@ class LayoutBlocks:
             return DYNAMIC
         if block.framed >= self.min_pages and block.framed >= FRAME_SHARE * block.shifting:
             return FRAME
+        if block.same_label >= FRAME_SHARE * block.pages:
+            return BAR
         return SHIFTING
 
     def frame(self, paths: Sequence[str], levels: Sequence[int], framed: Sequence[bool]) -> None:
@@ -356,7 +369,7 @@ class LayoutBlocks:
         them), whether each framed its content (``framed``: peeled at an edge)."""
         blocks = self.blocks
         for key, level, f in zip(block_keys(paths), levels, framed, strict=True):
-            if level in (SHIFTING, FRAME) and (block := blocks.get(key)) is not None:
+            if level in (SHIFTING, FRAME, BAR) and (block := blocks.get(key)) is not None:
                 block.shifting += 1
                 block.framed += f
 
@@ -370,13 +383,15 @@ class SiteBlocks:
     blocks_of: Callable[[], LayoutBlocks]
     blocks: dict[int, LayoutBlocks] = field(default_factory=dict)
 
-    def observe(self, paths: Sequence[str], texts: Sequence[str]) -> tuple[int, list[int]]:
+    def observe(
+        self, paths: Sequence[str], texts: Sequence[str], labels: Sequence[int] | None = None
+    ) -> tuple[int, list[int]]:
         """Record a page; its layout cluster and its blocks' stability there."""
         ident = self.layouts.assign(paths)
         blocks = self.blocks.get(ident)
         if blocks is None:
             blocks = self.blocks[ident] = self.blocks_of()
-        return ident, blocks.add(paths, texts)
+        return ident, blocks.add(paths, texts, labels)
 
     def frame(
         self, ident: int, paths: Sequence[str], levels: Sequence[int], framed: Sequence[bool]

@@ -20,7 +20,14 @@ from scrapy_templates.templates.marking import (
 )
 from scrapy_templates.templates.model import TemplateModel
 from scrapy_templates.templates.region import navigation_links
-from scrapy_templates.templates.variability import DYNAMIC, FRAME, SHIFTING, STATIC, LayoutBlocks
+from scrapy_templates.templates.variability import (
+    BAR,
+    DYNAMIC,
+    FRAME,
+    SHIFTING,
+    STATIC,
+    LayoutBlocks,
+)
 from tests.replayed import replay_content
 from tests.texts import STORIES
 
@@ -280,3 +287,28 @@ def test_page_navigation_answers_each_pagelet_once_when_asked(
     assert len(asked) == 1, "worked out once, then kept"
     main = next(i for i, p in enumerate(page.pagelets) if p.path == "body/div#main")
     assert navigation.links(main) == 0 and len(asked) == 1, "no links: nothing to work out"
+
+
+@pytest.mark.parametrize(("level", "flagged"), [(BAR, True), (SHIFTING, False)])
+def test_a_bar_of_plain_titles_between_steady_links_frames_the_content(
+    level: int, flagged: bool
+) -> None:
+    # DocBook's navheader: two plain titles and two links, so not navigation by its words
+    header = (
+        "<div class=navheader><table><tr><th>Thread creation and joining</th></tr><tr>"
+        "<td><a href=/i.html>Prev</a></td><th>Part 2. Concurrency support library</th>"
+        "<td><a href=/m.html>Next</a></td></tr></table></div>"
+    )
+    see = "".join(f"<li><a href=/t{i}.html>Thread topic {i}</a></li>" for i in range(4))
+    page = parse_page(
+        f"<html><body><div id=nav>{NAV}</div><div id=main>{header}<h1>Threads</h1><p>Threads "
+        "run code side by side.</p><p>A thread starts from a function.</p><h2>See also</h2>"
+        f"<ul>{see}</ul><p>Last words on threads.</p></div></body></html>",
+        "http://a.test/threads.html",
+    )
+    levels = [level if "navheader" in p.path else DYNAMIC for p in page.pagelets]
+    evidence = _evidence()
+    evidence.models["a.test"] = TemplateModel("a.test", 1, 100, "body/div#main", 100)
+    marks = decide_page(page, PageCounts(10, {}, {}, 0, levels), evidence.site("a.test"), SETTINGS)
+    assert ("Prev" not in marks.content) is flagged
+    assert "A thread starts from a function." in marks.content

@@ -13,6 +13,7 @@ from scrapy_templates.templates.pathcache import PathCache
 from scrapy_templates.templates.region import navigation_links
 from scrapy_templates.templates.text import WORD
 from scrapy_templates.templates.variability import (
+    BAR,
     COMPARISONS,
     DYNAMIC,
     FRAME,
@@ -294,6 +295,18 @@ def test_a_shifting_block_that_framed_most_pages_it_was_on_is_a_frame() -> None:
     for n in range(12):
         seldom.frame(paths, seldom.levels(paths), [n % 3 == 0, False])
     assert seldom.levels(paths) == [SHIFTING, DYNAMIC]
+
+
+def test_a_shifting_block_whose_link_texts_stay_is_a_bar() -> None:
+    # DocBook: "‹this page› Prev ‹chapter› Next", the titles plain text, the links labelled
+    paths = ["body/div.navheader", "body/main/p"]
+    steady, varying = LayoutBlocks(), LayoutBlocks()
+    for n, text in enumerate(STORIES[:8]):
+        texts = [f"{TITLES[n % 6]} Prev Concurrency Next", text]
+        steady.add(paths, texts, [hash(("Prev", "Next")), 0])
+        varying.add(paths, texts, [hash((TITLES[n % 6],)), 0])
+    assert steady.levels(paths) == [BAR, DYNAMIC]
+    assert varying.levels(paths) == [SHIFTING, DYNAMIC]
 
 
 def test_paths_without_ids_are_cached_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
