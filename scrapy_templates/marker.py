@@ -28,7 +28,7 @@ from scrapy_templates.templates.marking import (
     decide_page,
 )
 from scrapy_templates.templates.sections import section_of, section_templates
-from scrapy_templates.templates.variability import BAR, FRAME, SHIFTING, LayoutBlocks
+from scrapy_templates.templates.variability import SHIFTS, LayoutBlocks
 
 
 def thresholds(config: TemplatesConfig) -> Thresholds:
@@ -147,9 +147,10 @@ class Marker:
             dict(zip(fingerprints, obs.components, strict=True)) if self.components else counts
         )
         cluster = levels = None
+        paths = [p.path for p in page.pagelets]
         if self.layout:
             cluster, levels = self.evidence.blocks(site).observe(
-                [p.path for p in page.pagelets],
+                paths,
                 [p.text for p in page.pagelets],
                 [hash(p.anchors) if p.hrefs else 0 for p in page.pagelets],
             )
@@ -158,12 +159,7 @@ class Marker:
         page_counts = PageCounts(obs.pages, counts, support, cluster, levels, section)
         evidence = self.evidence.site(site)
         marks = decide_page(page, page_counts, evidence, self.settings, navigation)
-        if (
-            cluster is not None
-            and levels
-            and (SHIFTING in levels or FRAME in levels or BAR in levels)
-        ):
-            paths = [p.path for p in page.pagelets]
+        if cluster is not None and levels and not SHIFTS.isdisjoint(levels):
             self.evidence.blocks(site).frame(cluster, paths, levels, marks.framed)
         evidence.learn(page, marks.flags, self.settings.main_share)
         return marks

@@ -47,7 +47,10 @@ BlockKey = tuple[str, int]
 # links keep their texts on most pages while its other words change is a BAR (DocBook's
 # "‹title› Prev ‹chapter› Next": titles as plain text between steady link labels).
 DYNAMIC, SHIFTING, STATIC, FRAME, BAR = 0, 1, 2, 3, 4
-FRAME_SHARE = 0.5
+SHIFTS = frozenset({SHIFTING, FRAME, BAR})  # the levels of a block whose words shift
+# The share of a shifting block's pages that makes a habit of it: framing the content (FRAME),
+# the same link texts (BAR).
+HABIT_SHARE = 0.5
 Words = tuple[str, ...]
 _TEXT_KEY = itemgetter(3)  # a sample's hash of its words
 
@@ -136,7 +139,7 @@ def layout_may_flag(level: int, path: str, navigation: bool, main_path: str | No
             return False
         if level == STATIC:
             return True
-    return navigation  # SHIFTING or FRAME
+    return navigation  # SHIFTING, BAR or FRAME
 
 
 _ID = re.compile(r"#[^/]*")
@@ -358,9 +361,9 @@ class LayoutBlocks:
             return STATIC
         if score > self.shift_diff:
             return DYNAMIC
-        if block.framed >= self.min_pages and block.framed >= FRAME_SHARE * block.shifting:
+        if block.framed >= self.min_pages and block.framed >= HABIT_SHARE * block.shifting:
             return FRAME
-        if block.same_label >= FRAME_SHARE * block.pages:
+        if block.same_label >= HABIT_SHARE * block.pages:
             return BAR
         return SHIFTING
 
@@ -369,7 +372,7 @@ class LayoutBlocks:
         them), whether each framed its content (``framed``: peeled at an edge)."""
         blocks = self.blocks
         for key, level, f in zip(block_keys(paths), levels, framed, strict=True):
-            if level in (SHIFTING, FRAME, BAR) and (block := blocks.get(key)) is not None:
+            if level in SHIFTS and (block := blocks.get(key)) is not None:
                 block.shifting += 1
                 block.framed += f
 
