@@ -1,8 +1,11 @@
 """Run one crawl of a local site with the example project's generic spider.
 
-    python -m benchmarks.crawl START_URL OUT_DIR [--no-addon] [--set NAME=VALUE ...]
+    python -m benchmarks.crawl START_URL OUT_DIR [--no-addon] [--peer dud] [--record]
+        [--set NAME=VALUE ...]
 
-Writes OUT_DIR/items.jsonl and OUT_DIR/stats.json. Each crawl runs in its own process (a
+Writes OUT_DIR/items.jsonl and OUT_DIR/stats.json, and with ``--record`` OUT_DIR/record.jsonl
+(:mod:`benchmarks.recorder`). ``--peer dud`` crawls with Zyte's duplicate-url-discarder and its
+rule pack instead of scrapy-templates. Each crawl runs in its own process (a
 Twisted reactor starts once per process), which is how the benchmarks call it.
 """
 
@@ -32,6 +35,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("start_url")
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--no-addon", action="store_true", help="crawl without scrapy-templates")
+    parser.add_argument("--peer", choices=["dud"], help="crawl with a peer instead")
+    parser.add_argument("--record", action="store_true", help="write OUT_DIR/record.jsonl")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     args = parser.parse_args(argv)
 
@@ -46,8 +51,13 @@ def main(argv: list[str] | None = None) -> None:
     settings.set(
         "FEEDS", {str(args.out_dir / "items.jsonl"): {"format": "jsonlines", "overwrite": True}}
     )
-    if args.no_addon:
+    if args.no_addon or args.peer:
         settings.set("ADDONS", {})
+    if args.peer == "dud":
+        settings.set("ADDONS", {"duplicate_url_discarder.Addon": 600})
+    if args.record:
+        settings.set("BENCHMARK_RECORD", str(args.out_dir / "record.jsonl"))
+        settings.set("EXTENSIONS", {"benchmarks.recorder.Recorder": 0})
     for pair in args.set:
         settings.set(*setting(pair))
     process = CrawlerProcess(settings)

@@ -7,7 +7,9 @@ or requested and not turned away since — *before* it reaches the scheduler and
 redirects, retries, and requests that were queued before their host had a rule. It drops a
 request whose canonical page was downloaded or requested already and sends a rewritten one
 back to the scheduler (whose dupefilter then sees the canonical URL).
-``request.meta["dont_normalize"] = True`` opts a request out of both.
+``request.meta["dont_normalize"] = True`` opts a request out of both. Each drop and rewrite is
+logged at DEBUG on this module's logger (``Dropped ‹url›: the page of ‹canonical›``), so that a
+crawl's turned-away URLs can be listed and checked.
 
 Stats: ``templates/urls/rewritten`` (requests rewritten before enqueue),
 ``templates/urls/rescheduled`` (rewritten in the downloader), ``templates/urls/dropped``
@@ -29,6 +31,7 @@ it (``templates/urls/fallbacks``), and only successful downloads count as downlo
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from scrapy import Request
@@ -46,6 +49,8 @@ from scrapy_templates.urlnorm.guard import DROP, KEEP, Verdict
 
 DEFERRED = "templates_deferred"
 
+logger = logging.getLogger(__name__)
+
 
 class CheckHeld(IgnoreRequest):
     """A check of a URL rule found the page it took the URL for: the download ends here."""
@@ -59,12 +64,16 @@ def _enabled(crawler: Crawler, component: str) -> UrlRules:
 
 
 def _rewritten(request: Request, verdict: Verdict) -> Request:
+    logger.debug("Rewrote %s: the page of %s", request.url, verdict.url)
     return request.replace(url=verdict.url, meta={**request.meta, ORIGINAL_URL: request.url})
 
 
-def _count_drop(stats: StatsCollector | None, rules: UrlRules, verdict: Verdict) -> None:
+def _count_drop(
+    stats: StatsCollector | None, rules: UrlRules, request: Request, verdict: Verdict
+) -> None:
     """Count a dropped request by why it was dropped; bytes are saved only by a request for a
     page already downloaded that Scrapy's dupefilter would not have dropped by itself."""
+    logger.debug("Dropped %s: the page of %s", request.url, verdict.url)
     if stats is None:
         return
     stats.inc_value("templates/urls/dropped")
@@ -99,7 +108,7 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
                 priority=request.priority - verdict.defer, meta={**request.meta, DEFERRED: True}
             )
         if verdict.action == DROP:
-            _count_drop(self.stats, self.rules, verdict)
+            _count_drop(self.stats, self.rules, request, verdict)
             return None
         self._inc("templates/urls/rewritten")
         return _rewritten(request, verdict)
@@ -130,7 +139,7 @@ class UrlRulesDownloaderMiddleware:
         if verdict.action == KEEP:
             return self._defer(request, verdict.defer)
         if verdict.action == DROP:
-            _count_drop(self.stats, self.rules, verdict)
+            _count_drop(self.stats, self.rules, request, verdict)
             raise IgnoreRequest(f"duplicate of {verdict.url}, downloaded or queued already")
         self._inc("templates/urls/rescheduled")
         return _rewritten(request, verdict)

@@ -41,6 +41,22 @@ def test_figure_3_irrelevant_keys_ignored_relevant_key_replaced() -> None:
     assert "k2=7" in canonical and "k3" not in canonical and "k5" not in canonical
 
 
+def test_rules_over_semicolon_separated_queries() -> None:
+    """gitweb writes its queries with ``;``: the diff style ``ds`` of a plain diff does not
+    change the page, the file ``f`` does. The rule drops ``ds`` and writes ``;`` back."""
+    urls, clusters = [], []
+    for n in range(30):
+        for ds in ("", ";ds=inline", ";ds=sidebyside"):
+            urls.append(f"http://g.example/gitweb.cgi?p=x.git;a=blobdiff;f=src/m{n}.py{ds}")
+            clusters.append(n)
+    ruleset = learn_rules(urls, clusters).ruleset
+    groups = _groups(ruleset, urls, clusters)
+    assert len(groups) == 30 and all(len(c) == 1 for c in groups.values())
+    assert ruleset.apply("http://g.example/gitweb.cgi?p=x.git;a=blobdiff;f=src/m7.py;ds=inline") == (
+        "http://g.example/gitweb.cgi?p=x.git;a=blobdiff;f=src/m7.py"
+    )
+
+
 def test_no_results_pages_do_not_make_the_query_irrelevant() -> None:
     urls, clusters = query_site()
     ruleset = learn_rules(urls, clusters).ruleset
