@@ -125,9 +125,9 @@ class Crawl:
                     claims.setdefault(e["url"], first.get(canonical(e["url"]), e["url"]))
         elif tool == "scrapy-templates":
             for e in self.events:
-                if e["kind"] in ("dropped", "rewrote"):
-                    if canonicalize_url(e["url"]) not in scheduled:
-                        claims.setdefault(e["url"], e["canonical"])
+                turned = e["kind"] in ("dropped", "rewrote")
+                if turned and canonicalize_url(e["url"]) not in scheduled:
+                    claims.setdefault(e["url"], e["canonical"])
         return claims
 
 

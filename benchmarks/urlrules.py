@@ -23,14 +23,11 @@ import argparse
 import json
 import os
 import random
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -244,6 +241,7 @@ def main() -> None:
     os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
     from demo.site import DemoSite
 
+    from benchmarks.webapps import trac_site
     from scrapy_templates.urlnorm.clusters import Sample, canonical_votes, duplicate_clusters
     from scrapy_templates.urlnorm.learn import learn_rules
 

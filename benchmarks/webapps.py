@@ -193,6 +193,7 @@ ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Handler).serve_forever()
 def _git_history(work: Path) -> None:
     """30 commits touching eight modules and three notes files, a branch and three tags, all
     dated, so every run makes the same commit ids."""
+
     def git(*args: str, date: str = "2024-01-01 12:00:00 +0000") -> None:
         env = {
             **os.environ,

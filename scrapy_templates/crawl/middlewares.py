@@ -36,10 +36,14 @@ from typing import Any
 
 from scrapy import Request
 from scrapy.crawler import Crawler
+from scrapy.downloadermiddlewares.stats import DownloaderStats
 from scrapy.exceptions import IgnoreRequest, NotConfigured
-from scrapy.http import HtmlResponse, Response
+from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.statscollectors import StatsCollector
+from scrapy.utils.conf import build_component_list
+from scrapy.utils.misc import load_object
+from scrapy.utils.python import global_object_name
 
 from scrapy_templates.crawl.runtime import TemplatesRuntime
 from scrapy_templates.crawl.urlguards import CHECK, OPT_OUT, ORIGINAL_URL
@@ -54,6 +58,10 @@ logger = logging.getLogger(__name__)
 
 class CheckHeld(IgnoreRequest):
     """A check of a URL rule found the page it took the URL for: the download ends here."""
+
+
+class DuplicateDropped(IgnoreRequest):
+    """A queued request whose page a URL rule says is downloaded or requested already."""
 
 
 def _enabled(crawler: Crawler, component: str) -> UrlRules:
@@ -86,6 +94,14 @@ def _count_drop(
     stats.inc_value("templates/urls/dropped/fetched")
     host = rules.guards.guard(verdict.url)
     stats.inc_value("templates/urls/bytes_saved", int(host.mean_size) if host else 0)
+
+
+def _stats_count_exceptions(crawler: Crawler) -> bool:
+    """Whether Scrapy's ``DownloaderStats`` middleware is on and counts download exceptions."""
+    if not crawler.settings.getbool("DOWNLOADER_STATS"):
+        return False
+    enabled = build_component_list(crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES"))
+    return any((load_object(c) if isinstance(c, str) else c) is DownloaderStats for c in enabled)
 
 
 class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
@@ -124,6 +140,7 @@ class UrlRulesDownloaderMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.rules = _enabled(crawler, "UrlRulesDownloaderMiddleware")
         self.stats = crawler.stats
+        self._counted = _stats_count_exceptions(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> UrlRulesDownloaderMiddleware:
@@ -140,7 +157,7 @@ class UrlRulesDownloaderMiddleware:
             return self._defer(request, verdict.defer)
         if verdict.action == DROP:
             _count_drop(self.stats, self.rules, request, verdict)
-            raise IgnoreRequest(f"duplicate of {verdict.url}, downloaded or queued already")
+            raise DuplicateDropped(f"duplicate of {verdict.url}, downloaded or queued already")
         self._inc("templates/urls/rescheduled")
         return _rewritten(request, verdict)
 
@@ -162,6 +179,7 @@ class UrlRulesDownloaderMiddleware:
     ) -> Request | Response:
         original = request.meta.get(ORIGINAL_URL)
         html = isinstance(response, HtmlResponse)
+        text = not html and isinstance(response, TextResponse)
         to_spider = 200 <= response.status < 300
         check = request.meta.get(CHECK)
         if check is not None and to_spider:
@@ -170,7 +188,7 @@ class UrlRulesDownloaderMiddleware:
             ran = Check(request, asked, target, witness, rule)
             if self.rules.check_fetched(ran, response) == HELD:
                 self.rules.note_response(
-                    request.url, response.url, response.body, (), html, to_spider=False
+                    request.url, response.url, response.body, (), html, to_spider=False, text=text
                 )
                 self.rules.release(request.url)
                 raise CheckHeld(f"the page of {witness}, as its URL rule said")
@@ -186,6 +204,7 @@ class UrlRulesDownloaderMiddleware:
             redirects,
             html,
             to_spider=to_spider,
+            text=text,
         )
         await self.rules.flush()
         return response
@@ -194,10 +213,28 @@ class UrlRulesDownloaderMiddleware:
         self, request: Request, exception: BaseException, spider: Any = None
     ) -> Request | None:
         self.rules.release(request.url)
+        if isinstance(exception, DuplicateDropped):
+            self._uncount(exception)
+            return None
         original = request.meta.get(ORIGINAL_URL)
         if original and not isinstance(exception, IgnoreRequest):
             return self._fall_back(request, original)
         return None
+
+    def _uncount(self, exception: DuplicateDropped) -> None:
+        """Take a drop back out of Scrapy's download-error counts: every downloader
+        middleware's ``process_exception`` sees the exception, and ``DownloaderStats`` counts
+        it as a failed download, which it is not (``templates/urls/dropped`` counts it)."""
+        if self.stats is None or not self._counted:
+            return
+        name = global_object_name(type(exception))
+        keys = ("downloader/exception_count", f"downloader/exception_type_count/{name}")
+        for key in keys:
+            self.stats.inc_value(key, -1)
+        if any(self.stats.get_value(key) == 0 for key in keys):
+            self.stats.set_stats(
+                {k: v for k, v in self.stats.get_stats().items() if v != 0 or k not in keys}
+            )
 
     def _fall_back(self, request: Request, original: str) -> Request:
         """A rewritten URL that fails is not the page: fetch the URL as the spider asked."""

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 
 from scrapy import Request
 from scrapy.crawler import Crawler
-from scrapy.http import HtmlResponse, Response
+from scrapy.http import HtmlResponse, Response, TextResponse
 
 from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.crawl.forms import FormHolds
@@ -158,32 +158,31 @@ class UrlRules:
         html: bool,
         *,
         to_spider: bool = True,
+        text: bool = False,
     ) -> None:
         """Record a download: for the was-fetched test, the size estimate, and (for HTML) a
         sample with what the download alone tells — the hash of its text, the ``rel=canonical`` of
         the head and the redirects that led here — so that this evidence reaches the learner
         at once, not after the page has waited its turn in the spider and the pipeline.
+        A ``text`` download that is not HTML (a plain-text view, a CSV export) is sampled with
+        the hash of its text and has no item to wait for.
         A download the spider never sees (``to_spider`` false: the template bootstrap's) is
         evidence but does not make its page "downloaded": dropping a request for that page
         would lose its item."""
         site = host_site(final_url)
         host = self.guards.host(site)
-        digest = page_hash(body) if html and self.enabled else None
+        sampled = (html or text) and self.enabled
+        digest = page_hash(body) if sampled else None
         host.note_download({url, final_url}, len(body), page=to_spider, page_hash=digest)
-        if not (html and self.enabled):
+        if not sampled:
             return
         self.guards.send_checks(host)
         same_host = tuple(r for r in redirects if host_site(r) == site)
-        sample = Sample(
-            final_url,
-            page_hash=digest,
-            canonical=head_canonical(body, final_url),
-            redirects=same_host,
-        )
+        canonical = head_canonical(body, final_url) if html else None
+        sample = Sample(final_url, page_hash=digest, canonical=canonical, redirects=same_host)
         named = sample.canonical not in (None, final_url) or bool(same_host)
-        self.sampling.add_download(
-            site, sample, hold=to_spider and host.has_rules and not named, named=named
-        )
+        hold = html and to_spider and host.has_rules and not named
+        self.sampling.add_download(site, sample, hold=hold, named=named)
 
     def check_fetched(self, check: Check[Request], response: Response) -> str:
         """A check's download (see :mod:`~scrapy_templates.urlnorm.checks`): how it ended —
@@ -191,7 +190,7 @@ class UrlRules:
         ``open`` or ``unknown`` (the page goes on to the spider)."""
         site = host_site(check.url)
         html = isinstance(response, HtmlResponse)
-        digest = page_hash(response.body) if html else None
+        digest = page_hash(response.body) if isinstance(response, TextResponse) else None
         named = [response.url]
         declared = head_canonical(response.body, response.url) if html else None
         if declared is not None:

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest, NotConfigured
-from scrapy.http import HtmlResponse
+from scrapy.http import HtmlResponse, Response, TextResponse
 
 from scrapy_templates.crawl.middlewares import (
+    DEFERRED,
     ORIGINAL_URL,
     UrlRulesDownloaderMiddleware,
     UrlRulesSpiderMiddleware,
@@ -24,7 +25,7 @@ from scrapy_templates.store.memory import MemoryStore
 from scrapy_templates.urlnorm.guard import HostGuard
 from scrapy_templates.urlnorm.learn import learn_rules
 from scrapy_templates.urlnorm.rules import RuleSet
-from scrapy_templates.urlnorm.samples import decode_sample
+from scrapy_templates.urlnorm.samples import decode_sample, page_hash
 from tests.crawl.conftest import runtime, templates_crawler
 from tests.urlnorm.url_sets import mirror_site
 
@@ -114,6 +115,51 @@ async def test_downloader_middleware_records_html_responses() -> None:
     assert sample.canonical == "http://h.example/a"
     assert sample.redirects == ("http://h.example/old",)
     assert rules.guards.was_fetched("http://h.example/a?sid=2")
+
+
+async def test_a_plain_text_download_is_sampled_and_a_binary_one_is_not() -> None:
+    """gitweb's plain views and a tracker's CSV exports repeat under many URLs: their text is
+    duplicate evidence like a page's. No item follows them, so nothing waits for one."""
+    crawler = _crawler()
+    rules = runtime(crawler).urls
+    store = MemoryStore()
+    rules.attach(store, "test")
+    mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
+    text = b"def step_1():\n    return 1\n" * 20
+    for url, body, cls in [
+        ("http://h.example/blob_plain?f=a.py", text, TextResponse),
+        ("http://h.example/snapshot.tgz", bytes(range(256)) * 4, Response),
+    ]:
+        request = Request(url)
+        response = cls(url, body=body, request=request)
+        assert await mw.process_response(request, response) is response
+    [sample] = [decode_sample("h.example", s) for s in await store.url_samples("h.example")]
+    assert sample.url == "http://h.example/blob_plain?f=a.py"
+    assert sample.page_hash == page_hash(text)
+
+
+async def test_a_drop_in_the_downloader_is_no_download_error() -> None:
+    """Scrapy's ``DownloaderStats`` counts every exception a downloader middleware raises; a
+    request dropped as a duplicate is counted as a drop, not as a failed download."""
+    from scrapy.core.downloader.middleware import DownloaderMiddlewareManager
+
+    stats_only = {"scrapy.downloadermiddlewares.stats.DownloaderStats": 850}
+    crawler = _crawler(DOWNLOADER_MIDDLEWARES_BASE=stats_only)
+    rules = runtime(crawler).urls
+    rules.guards.install(_ruleset(), source="test")
+    canonical = rules.guards.canonical(SID_URL)
+    rules.note_response(canonical, canonical, b"<html>" + b"x" * 1000, (), html=True)
+    manager = DownloaderMiddlewareManager.from_crawler(crawler)
+    assert any(isinstance(m, UrlRulesDownloaderMiddleware) for m in manager.middlewares)
+
+    async def download(request: Request) -> Response:
+        raise AssertionError("a dropped request was downloaded")
+
+    with pytest.raises(IgnoreRequest):
+        await manager.download_async(download, Request(SID_URL, meta={DEFERRED: True}))
+    stats = crawler.stats.get_stats()
+    assert stats["templates/urls/dropped"] == 1
+    assert not [k for k in stats if k.startswith("downloader/exception")]
 
 
 def test_disabled_by_setting() -> None:
