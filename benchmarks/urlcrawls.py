@@ -109,8 +109,11 @@ class Crawl:
 
     def turned_away(self, tool: str) -> dict[str, str]:
         """URL → the URL it was taken for, for what the tool turned away beyond what
-        Scrapy's dupefilter would have dropped (a URL the scheduler ever took)."""
+        Scrapy's dupefilter would have dropped: duplicate-url-discarder's drops of a URL the
+        scheduler never took, scrapy-templates' drops and rewrites of a URL never downloaded
+        (its downloader middleware drops requests the scheduler took)."""
         scheduled = {canonicalize_url(e["url"]) for e in self.events if e["kind"] == "scheduled"}
+        fetched = {canonicalize_url(e["url"]) for e in self.responses}
         claims: dict[str, str] = {}
         if tool == "duplicate-url-discarder":
             from duplicate_url_discarder.url_canonicalizer import UrlCanonicalizer
@@ -126,7 +129,7 @@ class Crawl:
         elif tool == "scrapy-templates":
             for e in self.events:
                 turned = e["kind"] in ("dropped", "rewrote")
-                if turned and canonicalize_url(e["url"]) not in scheduled:
+                if turned and canonicalize_url(e["url"]) not in fetched:
                     claims.setdefault(e["url"], e["canonical"])
         return claims
 

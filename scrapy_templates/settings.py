@@ -506,7 +506,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_URL_DUP_RATE_MIN",
         0.5,
         SHARE,
-        "Minimum duplicate rate of one tree node for a rule inside it (a rule from a URL pattern to itself, as in Lei et al. §5.2.1).",
+        "Minimum duplicate rate of one tree node for a rule inside it (a rule from a URL pattern to itself, as in Lei et al. §5.2.1). A node holding three or more duplicate clusters qualifies whatever its rate: early in a crawl most pages have been reached once, so the rate is low even where every link carries a session id.",
     ),
     Setting(
         "TEMPLATES_URL_SIGMA_MIN",

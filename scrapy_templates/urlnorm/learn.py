@@ -3,7 +3,11 @@
 1. :func:`~.tree.build_tree` builds the pattern tree of the training URLs.
 2. Duplicate nodes (Algorithm 2): an inverted index from each duplicate cluster to the nodes
    holding its URLs gives the node pairs that share clusters; a pair is kept when its overlap
-   (eq. 6) reaches ``o_min``, a node on its own when its duplicate rate reaches ``dup_rate_min``.
+   (eq. 6) reaches ``o_min``, a node on its own when its duplicate rate reaches ``dup_rate_min``
+   or (ours) when it holds :data:`~.tree.MIN_EVIDENCE` duplicate clusters. Early in a crawl
+   most pages have been reached once, so a node whose every link carries a fresh session id
+   shows a low duplicate rate; the count of its duplicate clusters does not wait for the
+   crawl, and the false-positive test of step 4 still decides.
 3. A candidate rule per kept pair and direction: key-key mappings (Algorithm 3, ``sigma_min``)
    measured on duplicate URL pairs, then one keep / replace / ignore operation per target key,
    with the test that turns a "fake" replace (a key whose values differ between duplicates)
@@ -34,7 +38,15 @@ import numpy as np
 
 from .clusters import Sample, canonical_votes, duplicate_clusters
 from .rules import Op, Rule, RuleSet, TreeNode, apply_ops
-from .tree import ABSENT, Absent, PatternTree, Token, build_tree, varies_within_clusters
+from .tree import (
+    ABSENT,
+    MIN_EVIDENCE,
+    Absent,
+    PatternTree,
+    Token,
+    build_tree,
+    varies_within_clusters,
+)
 from .url import UrlKeys, Value, split_url
 
 
@@ -170,7 +182,8 @@ def _duplicate_nodes(
     data: _Training, groups: dict[int, list[int]], cfg: LearnConfig
 ) -> tuple[list[tuple[int, int]], dict[tuple[int, int], list[int]]]:
     """Algorithm 2: node pairs sharing duplicate clusters, with their overlap; and nodes
-    whose own duplicate rate is high (pairs ``(s, s)``).
+    whose own duplicate rate is high or that hold several duplicate clusters (pairs
+    ``(s, s)``).
 
     The overlap is taken one direction at a time (ours): ``s → t`` is a candidate when at
     least ``o_min`` of the URLs of ``s`` have a duplicate in ``t``. Eq. 6 divides by
@@ -201,9 +214,10 @@ def _duplicate_nodes(
             if covered[(a, b)] / nodes[a].volume >= cfg.o_min:
                 pairs.append((a, b))
     for node in nodes:
-        if node.volume > 1 and (node.id, node.id) in common:
+        within = common.get((node.id, node.id), [])
+        if node.volume > 1 and within:
             distinct = len(np.unique(data.clusters[node.members]))
-            if 1 - distinct / node.volume >= cfg.dup_rate_min:
+            if 1 - distinct / node.volume >= cfg.dup_rate_min or len(within) >= MIN_EVIDENCE:
                 pairs.append((node.id, node.id))
     return sorted(pairs), common
 

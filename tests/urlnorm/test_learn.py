@@ -56,6 +56,19 @@ def test_rules_over_semicolon_separated_queries() -> None:
     assert ruleset.apply(diff + ";ds=inline") == diff
 
 
+def test_a_session_id_is_dropped_before_most_pages_were_reached_twice() -> None:
+    """Early in a crawl: 30 articles reached once, 4 of them twice, each link with a fresh
+    ``sid``. The node's duplicate rate is 4/34, far below ``dup_rate_min``; its four
+    duplicate clusters are evidence enough for the rule within it."""
+    urls = [f"http://s.example/article/{n}?sid={n}a" for n in range(30)]
+    urls += [f"http://s.example/article/{n}?sid={n}b" for n in range(4)]
+    clusters = [*range(30), *range(4)]
+    ruleset = learn_rules(urls, clusters).ruleset
+    assert ruleset.apply("http://s.example/article/17?sid=zz") == "http://s.example/article/17"
+    groups = _groups(ruleset, urls, clusters)
+    assert len(groups) == 30 and all(len(c) == 1 for c in groups.values())
+
+
 def test_no_results_pages_do_not_make_the_query_irrelevant() -> None:
     urls, clusters = query_site()
     ruleset = learn_rules(urls, clusters).ruleset
