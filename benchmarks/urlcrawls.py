@@ -51,6 +51,7 @@ TOOLS = {
     "scrapy-templates": [],
 }
 WINDOW = 500
+SITES = ("demo", "trac", "roundup", "gitweb")
 
 
 @contextmanager
@@ -221,7 +222,7 @@ def table(results: dict[str, dict[str, dict[str, Any]]], budget: int) -> list[st
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sites", default="demo,trac,roundup,gitweb")
+    parser.add_argument("--sites", default=",".join(SITES))
     parser.add_argument("--budget", type=int, default=1000)
     args = parser.parse_args()
     results = {site: compare(site, args.budget) for site in args.sites.split(",")}

@@ -9,8 +9,11 @@
    ``w3lib.url.canonicalize_url``, ``courlan.normalize_url`` and the identity. Sites: the demo
    site and Trac (``pip install Trac``; a fresh environment with 60 tickets is created and
    served with ``tracd`` on localhost; the crawl stops at 800 pages).
-2. Crawl: the demo crawl with and without the add-on, ``--rounds`` times; duplicate downloads
-   are items whose page (the demo site's own ``page_key``) was already downloaded.
+2. Crawl: the demo crawl with and without the add-on, ``--rounds`` times, 16 requests at a
+   time; duplicate downloads are items whose page (the demo site's own ``page_key``) was
+   already downloaded. Then whole crawls side by side (:mod:`benchmarks.urlcrawls`): plain
+   Scrapy, duplicate-url-discarder and the add-on on the demo site, Trac, Roundup and gitweb,
+   ``--budget`` downloads each.
 3. Speed: ``RuleSet.apply`` per URL against ``canonicalize_url`` on the same URLs, and the time
    to learn from 100,000 synthetic URLs.
 
@@ -237,10 +240,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="demo crawls with and without")
     parser.add_argument("--no-docs", action="store_true")
     parser.add_argument("--reuse", action="store_true", help="reuse the last crawls' items")
+    parser.add_argument(
+        "--budget", type=int, default=1000, help="downloads per crawl side by side (part 4)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
     from demo.site import DemoSite
 
+    from benchmarks import urlcrawls
     from benchmarks.webapps import trac_site
     from scrapy_templates.urlnorm.clusters import Sample, canonical_votes, duplicate_clusters
     from scrapy_templates.urlnorm.learn import learn_rules
@@ -270,6 +277,7 @@ def main() -> None:
         url_lists.append(urls)
     speeds = speed(url_lists, rulesets)
     rounds = crawl_rounds(args.rounds)
+    side_by_side = {site: urlcrawls.compare(site, args.budget) for site in urlcrawls.SITES}
 
     lines = [
         "# URL rules: quality, crawl savings, speed",
@@ -330,6 +338,16 @@ def main() -> None:
         f"Median cut of duplicate downloads: **{statistics.median(cuts):.2f}** (target ≥ 0.80); "
         f"lowest {min(cuts):.2f}, highest {max(cuts):.2f}.",
         "",
+        "## Whole crawls side by side",
+        "",
+        "Plain Scrapy, Scrapy with Zyte's duplicate-url-discarder and its rule pack, and "
+        "scrapy-templates with its default settings, on the demo site and three real web "
+        "applications (`benchmarks/webapps.py`), one request at a time, as "
+        "`benchmarks/urlcrawls.py` describes. A page is what a reader sees; *pages lost* "
+        "counts turned-away URLs whose page differs from the page the tool took them for and "
+        "was never downloaded.",
+        "",
+        *urlcrawls.table(side_by_side, args.budget),
         "## Speed",
         "",
         f"- `RuleSet.apply`: {speeds['apply_us']:.1f} µs per URL; `canonicalize_url`: "

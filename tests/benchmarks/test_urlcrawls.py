@@ -1,0 +1,59 @@
+"""The side-by-side crawl benchmark's bookkeeping on hand-made records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.recorder import page_identity
+from benchmarks.urlcrawls import WINDOW, Crawl
+
+
+def test_a_page_is_what_a_reader_sees() -> None:
+    page = b"<html><body><h1>Ticket 7</h1><p>Opened 5 minutes ago</p>%s</body></html>"
+    same = page_identity(page % b"<script>var t = 1;</script>")
+    assert same == page_identity(page % b"<script>var t = 2;</script><!-- x -->")
+    # what a page says of time passing changes while the crawl runs
+    later = page.replace(b"5 minutes ago", b"an hour ago")
+    assert page_identity(later % b"") == page_identity(page % b"")
+    assert page_identity(page.replace(b"Ticket 7", b"Ticket 8") % b"") != same
+    assert page_identity(b"a,b\n1,2\n", "text/csv") != page_identity(b"a,b\n1,3\n", "text/csv")
+
+
+def _response(url: str, page: str, t: float = 0.0) -> dict[str, Any]:
+    return {"t": t, "kind": "response", "url": url, "status": 200, "page": page, "bytes": 10}
+
+
+def test_duplicates_pages_and_rates() -> None:
+    events = [_response(f"http://h/{i}", str(i % 3), t=i) for i in range(6)]
+    crawl = Crawl(events, {"elapsed_time_seconds": 6.0})
+    assert crawl.duplicates == 3 and crawl.pages == {"0", "1", "2"}
+    assert crawl.late_over_early() is None  # too short a crawl
+    slow_end = [
+        _response(f"http://h/{i}", str(i), t=i if i < WINDOW else 2 * i) for i in range(2 * WINDOW)
+    ]
+    assert Crawl(slow_end, {}).late_over_early() < 0.6
+
+
+def test_what_each_tool_turned_away() -> None:
+    """A URL counts when the tool turned it away and Scrapy's own dupefilter would not have:
+    for scrapy-templates a drop or rewrite of a URL never downloaded, for the peer a drop of a
+    URL the scheduler never took."""
+    events = [
+        {"t": 0, "kind": "scheduled", "url": "http://h/a?sid=1"},
+        _response("http://h/a?sid=1", "A"),
+        {"t": 1, "kind": "dropped", "url": "http://h/a?sid=2", "canonical": "http://h/a"},
+        {"t": 2, "kind": "rewrote", "url": "http://h/b?sid=3", "canonical": "http://h/b"},
+        {"t": 3, "kind": "scheduled", "url": "http://h/b"},
+        # queued, then dropped by the downloader middleware: never downloaded
+        {"t": 4, "kind": "scheduled", "url": "http://h/c?sid=4"},
+        {"t": 5, "kind": "dropped", "url": "http://h/c?sid=4", "canonical": "http://h/c"},
+        # downloaded, dropped again later: Scrapy would not have fetched it twice either
+        {"t": 6, "kind": "dropped", "url": "http://h/a?sid=1", "canonical": "http://h/a"},
+        {"t": 7, "kind": "dupefilter", "url": "http://h/a?sid=1"},
+    ]
+    assert Crawl(events, {}).turned_away("scrapy-templates") == {
+        "http://h/a?sid=2": "http://h/a",
+        "http://h/b?sid=3": "http://h/b",
+        "http://h/c?sid=4": "http://h/c",
+    }
+    assert Crawl(events, {}).turned_away("plain Scrapy") == {}
