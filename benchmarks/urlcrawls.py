@@ -18,7 +18,8 @@ when the site's own ``page_key`` says so.
 - *pages lost*: every URL a tool turned away that Scrapy's own dupefilter would have let
   through is fetched afterwards, and so is the URL the tool took it for. A URL is a wrong
   merge when the two pages differ; a page is lost when a wrong merge's page was never
-  downloaded in the crawl. Plain Scrapy turns nothing away.
+  downloaded in the crawl. A URL that answers with an HTTP error is no page. Plain Scrapy
+  turns nothing away.
 """
 
 from __future__ import annotations
@@ -166,6 +167,10 @@ def fetch_identity(url: str) -> str:
         return f"error:{type(error).__name__}"
 
 
+def _page(identity: str) -> bool:
+    return ":" not in identity
+
+
 def losses(crawl: Crawl, tool: str) -> dict[str, int]:
     """Wrong merges and pages lost among the URLs the tool turned away (module docstring)."""
     claims = crawl.turned_away(tool)
@@ -173,7 +178,8 @@ def losses(crawl: Crawl, tool: str) -> dict[str, int]:
     with ThreadPoolExecutor(4) as pool:
         identity = dict(zip(urls, pool.map(crawl.key or fetch_identity, urls), strict=True))
     pages = crawl.pages
-    wrong = [u for u, c in claims.items() if identity[u] != identity[c]]
+    # a URL that answers with an error is no page: turning it away loses nothing
+    wrong = [u for u, c in claims.items() if identity[u] != identity[c] and _page(identity[u])]
     lost = {identity[u] for u in wrong if identity[u] not in pages}
     return {"turned_away": len(claims), "wrong": len(wrong), "lost": len(lost)}
 

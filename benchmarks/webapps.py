@@ -5,7 +5,9 @@ same content on every run.
 - Roundup (``pip install roundup``): the classic tracker with five users and 60 issues, served
   by its WSGI application under ``wsgiref`` (``roundup-server`` refuses to run as root).
 - gitweb (Debian's ``gitweb``): one repository of 30 commits over two branches and three tags,
-  served through Python's CGI handler. Every tree, blob and diff is reachable under a branch,
+  run as a CGI script by a small gateway that, unlike Python's ``CGIHTTPRequestHandler``, sends
+  the status the script gives (gitweb's "404 - Unknown commit object" is a 404, as behind a
+  real web server). Every tree, blob and diff is reachable under a branch,
   a tag and a commit id, each in several views: duplicates by the hundred.
 
 Each context manager yields the URL to start from and stops the server on exit.
@@ -178,12 +180,37 @@ def roundup_site() -> Iterator[str]:
 
 
 _GITWEB_SERVE = """
-import os, sys
-from http.server import CGIHTTPRequestHandler, ThreadingHTTPServer
+import os, subprocess, sys
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
 
-class Handler(CGIHTTPRequestHandler):
-    cgi_directories = ["/cgi-bin"]
+SCRIPT = "/cgi-bin/gitweb.cgi"
+
+class Handler(SimpleHTTPRequestHandler):
     def log_message(self, *args): pass
+
+    def do_GET(self):
+        parts = urlsplit(self.path)
+        if parts.path != SCRIPT:
+            return super().do_GET()
+        env = {
+            **os.environ, "GATEWAY_INTERFACE": "CGI/1.1", "REQUEST_METHOD": "GET",
+            "SCRIPT_NAME": SCRIPT, "PATH_INFO": "", "QUERY_STRING": parts.query,
+            "SERVER_NAME": "127.0.0.1", "SERVER_PORT": str(self.server.server_port),
+            "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": self.client_address[0],
+            "HTTP_ACCEPT": self.headers.get("Accept", "*/*"),
+        }
+        out = subprocess.run(["." + SCRIPT], env=env, capture_output=True).stdout
+        head, _, body = out.replace(b"\\r\\n", b"\\n").partition(b"\\n\\n")
+        headers = [line.split(b":", 1) for line in head.split(b"\\n") if b":" in line]
+        status = next((int(v.split()[0]) for k, v in headers if k.lower() == b"status"), 200)
+        self.send_response(status)
+        for k, v in headers:
+            if k.lower() != b"status":
+                self.send_header(k.decode("latin-1"), v.strip().decode("latin-1"))
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
 os.chdir(sys.argv[1])
 ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Handler).serve_forever()

@@ -178,9 +178,10 @@ class UrlRulesDownloaderMiddleware:
         self, request: Request, response: Response, spider: Any = None
     ) -> Request | Response:
         original = request.meta.get(ORIGINAL_URL)
-        html = isinstance(response, HtmlResponse)
-        text = not html and isinstance(response, TextResponse)
         to_spider = 200 <= response.status < 300
+        # an error page says nothing of which URLs show one page: no sample
+        html = to_spider and isinstance(response, HtmlResponse)
+        text = to_spider and not html and isinstance(response, TextResponse)
         check = request.meta.get(CHECK)
         if check is not None and to_spider:
             target, witness, rule = check

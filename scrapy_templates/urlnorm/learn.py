@@ -351,7 +351,10 @@ def _measure(
     carry (:func:`_lost_open_keys`) must take two values or more among the confirmed source
     URLs; a key seen with one value only is *pinned* to it — the rule is measured again on
     the source URLs with that value and applies to those alone — and a key with none
-    refuses the rule. Pages that a rule turned away would never be downloaded, so no later
+    refuses the rule. The same holds for a generalised key the rule carries into its result
+    (gitweb's action ``a``: copies among tree views say nothing of commit views), and two
+    values confirmed on one page only are two names of it (a tag and its commit id), not two
+    values seen not to matter: the rule is refused. Pages that a rule turned away would never be downloaded, so no later
     sample could refute it."""
     support, fpr, pins = _run_candidate(data, keys, cand, cfg, rng, ())
     if not pins:
@@ -450,17 +453,21 @@ def _pins(
     """The keys of :func:`_lost_open_keys` not pinned by ``when`` that the ``confirmed``
     source URLs show with one value only, each with that value, where the key needs more
     (it is dropped, or ``members`` hold it with two values or more); ``None`` when such a
-    key has no confirmed value at all."""
+    key has no confirmed value at all, or several on one page only (all confirmed URLs in one
+    duplicate cluster)."""
     pins: list[tuple[str, Value]] = []
     pinned = dict(when)
-    for key, dropped in _lost_open_keys(data, cand):
+    # confirmed on one page only: its several values of a key may be names of that one page
+    # (a tag and its commit id), which says nothing of the key's other values
+    one_page = len(np.unique(data.clusters[confirmed])) < 2
+    for key, dropped in (*_lost_open_keys(data, cand), *_carried_open_keys(data, cand)):
         if key in pinned:
             continue
         seen = np.unique(data.column(key)[confirmed])
         seen = seen[seen != 0]
         held = data.column(key)[members]
-        if len(seen) < 2 and (dropped or len(np.unique(held[held != 0])) >= 2):
-            if not len(seen):
+        if (len(seen) < 2 or one_page) and (dropped or len(np.unique(held[held != 0])) >= 2):
+            if len(seen) != 1:
                 return None
             token = data.tree.columns.tokens[int(seen[0])]
             assert not isinstance(token, Absent)  # id 0 is the only absent one
@@ -489,6 +496,18 @@ def _lost_open_keys(data: _Training, cand: Candidate) -> list[tuple[str, bool]]:
         for k in source_keys
         if k not in carried and pattern.get(k, "*") == "*"
     )
+
+
+def _carried_open_keys(data: _Training, cand: Candidate) -> list[tuple[str, bool]]:
+    """Keys that the source's pattern generalises and the rule carries into its result (its
+    result keeps ``?a`` whatever ``?a`` is). Each goes with ``False`` (not dropped): it needs
+    two confirmed values where the source's URLs hold more than one, else the rule holds for
+    the value seen only. Duplicates among one action's pages say nothing of another's."""
+    pattern = data.tree.pattern(cand.source)
+    nodes = data.tree.nodes
+    source_keys = nodes[cand.source].required | nodes[cand.source].optional
+    carried = {op.source for op in cand.ops if op.source is not None}
+    return sorted((k, False) for k in source_keys & carried if pattern.get(k, "*") == "*")
 
 
 def _identity(keys: UrlKeys) -> tuple[tuple[str, Value], ...]:

@@ -69,6 +69,47 @@ def test_a_session_id_is_dropped_before_most_pages_were_reached_twice() -> None:
     assert len(groups) == 30 and all(len(c) == 1 for c in groups.values())
 
 
+def _move_pins(urls: list[str], clusters: list[int], confirmed: list[int]) -> object:
+    """The pins of the move (a rule between two nodes) out of the node of ``urls[0]``, as
+    :func:`~scrapy_templates.urlnorm.learn._pins` gives them for ``confirmed`` sources."""
+    import numpy as np
+
+    from scrapy_templates.urlnorm import learn
+
+    report = learn_rules(urls, clusters)
+    data = learn._Training(urls, report.tree, np.asarray(clusters))
+    nodes = report.tree.nodes
+    move = next(
+        c for c in report.candidates if c.target != c.source and 0 in nodes[c.source].members
+    )
+    members = nodes[move.source].members
+    return learn._pins(data, move, members, confirmed, ())
+
+
+def _log_site() -> tuple[list[str], list[int]]:
+    """Twelve views, each under ``?a=…&h=…`` and a copy under ``?a=…&hb=…``."""
+    urls = [f"http://g.example/w?a=a{i}&h=c{i}" for i in range(12)]
+    urls += [f"http://g.example/w?a=a{i}&hb=c{i}" for i in range(12)]
+    return urls, [*range(12), *range(12)]
+
+
+def test_a_move_carries_a_generalised_key_only_as_far_as_its_evidence() -> None:
+    """The move keeps ``a`` and writes ``h`` as ``hb``: confirmed on one view only, it says
+    nothing of the others and holds for that one's values; confirmed on all, everywhere."""
+    urls, clusters = _log_site()
+    assert _move_pins(urls, clusters, [0]) == (("?a", "a0"), ("?h", "c0"))
+    assert _move_pins(urls, clusters, list(range(12))) == ()
+
+
+def test_names_of_one_page_say_nothing_of_other_pages() -> None:
+    """Two values of a dropped key confirmed on one page only (a tag and its commit id) are
+    names of that page, not evidence that the key does not matter: no rule."""
+    urls, clusters = _log_site()
+    urls += ["http://g.example/w?a=a0&h=v1"]
+    clusters += [0]
+    assert _move_pins(urls, clusters, [0, 24]) is None
+
+
 def test_no_results_pages_do_not_make_the_query_irrelevant() -> None:
     urls, clusters = query_site()
     ruleset = learn_rules(urls, clusters).ruleset
