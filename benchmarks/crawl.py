@@ -57,7 +57,9 @@ def main(argv: list[str] | None = None) -> None:
         settings.set("ADDONS", {"duplicate_url_discarder.Addon": 600})
     if args.record:
         settings.set("BENCHMARK_RECORD", str(args.out_dir / "record.jsonl"))
-        settings.set("EXTENSIONS", {"benchmarks.recorder.Recorder": 0})
+        settings.set(
+            "EXTENSIONS", {**settings.getdict("EXTENSIONS"), "benchmarks.recorder.Recorder": 0}
+        )
     for pair in args.set:
         settings.set(*setting(pair))
     process = CrawlerProcess(settings)

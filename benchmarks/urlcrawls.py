@@ -1,6 +1,6 @@
 """Whole crawls side by side: plain Scrapy, Zyte's duplicate-url-discarder, scrapy-templates.
 
-    python -m benchmarks.urlcrawls [--sites demo,trac,roundup,gitweb] [--budget 1500]
+    python -m benchmarks.urlcrawls [--sites demo,trac,roundup,gitweb] [--budget 1000]
 
 Each site (:mod:`benchmarks.webapps`, and the demo site) is crawled once per tool by the example
 project's generic spider with the project's settings, up to the same number of downloads, one

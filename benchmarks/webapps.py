@@ -201,8 +201,12 @@ class Handler(SimpleHTTPRequestHandler):
             "HTTP_ACCEPT": self.headers.get("Accept", "*/*"),
         }
         out = subprocess.run(["." + SCRIPT], env=env, capture_output=True).stdout
-        head, _, body = out.replace(b"\\r\\n", b"\\n").partition(b"\\n\\n")
-        headers = [line.split(b":", 1) for line in head.split(b"\\n") if b":" in line]
+        # the headers end at the first blank line; the body stays as the script wrote it
+        crlf, lf = out.find(b"\\r\\n\\r\\n"), out.find(b"\\n\\n")
+        ends = [(i, n) for i, n in ((crlf, 4), (lf, 2)) if i >= 0]
+        at, size = min(ends) if ends else (len(out), 0)
+        head, body = out[:at], out[at + size:]
+        headers = [line.split(b":", 1) for line in head.splitlines() if b":" in line]
         status = next((int(v.split()[0]) for k, v in headers if k.lower() == b"status"), 200)
         self.send_response(status)
         for k, v in headers:
@@ -256,7 +260,7 @@ def gitweb_site() -> Iterator[str]:
     script = Path("/usr/share/gitweb/gitweb.cgi")
     if not script.exists():
         raise RuntimeError("gitweb is not installed: apt-get install gitweb")
-    # outside the project: the CGI handler runs scripts as nobody when started as root
+    # a fresh directory per run, removed at the end
     root = Path(tempfile.mkdtemp(prefix="gitweb-"))
     os.chmod(root, 0o755)
     (root / "work").mkdir()

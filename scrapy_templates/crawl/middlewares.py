@@ -96,14 +96,6 @@ def _count_drop(
     stats.inc_value("templates/urls/bytes_saved", int(host.mean_size) if host else 0)
 
 
-def _stats_count_exceptions(crawler: Crawler) -> bool:
-    """Whether Scrapy's ``DownloaderStats`` middleware is on and counts download exceptions."""
-    if not crawler.settings.getbool("DOWNLOADER_STATS"):
-        return False
-    enabled = build_component_list(crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES"))
-    return any((load_object(c) if isinstance(c, str) else c) is DownloaderStats for c in enabled)
-
-
 class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
     """Rewrites or drops requests before they are enqueued."""
 
@@ -230,6 +222,8 @@ class UrlRulesDownloaderMiddleware:
             return
         name = global_object_name(type(exception))
         keys = ("downloader/exception_count", f"downloader/exception_type_count/{name}")
+        if not all(self.stats.get_value(key, 0) > 0 for key in keys):
+            return  # a middleware between us ended the exception before it was counted
         for key in keys:
             self.stats.inc_value(key, -1)
         if any(self.stats.get_value(key) == 0 for key in keys):
@@ -246,3 +240,20 @@ class UrlRulesDownloaderMiddleware:
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
             self.stats.inc_value(key, count)
+
+
+def _stats_count_exceptions(crawler: Crawler) -> bool:
+    """Whether Scrapy's ``DownloaderStats`` (or a subclass) is on and has counted an exception
+    by the time this middleware's ``process_exception`` sees it: it must come later in the
+    downloader middleware order (exceptions go through that order backwards)."""
+    if not crawler.settings.getbool("DOWNLOADER_STATS"):
+        return False
+    order = [
+        load_object(c) if isinstance(c, str) else c
+        for c in build_component_list(crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES"))
+    ]
+    ours = [i for i, c in enumerate(order) if c is UrlRulesDownloaderMiddleware]
+    stats = [
+        i for i, c in enumerate(order) if isinstance(c, type) and issubclass(c, DownloaderStats)
+    ]
+    return bool(ours and stats) and ours[0] < stats[0]

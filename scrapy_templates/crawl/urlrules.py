@@ -47,7 +47,7 @@ from scrapy_templates.urlnorm.guard import Form
 from scrapy_templates.urlnorm.jobs import Keyed, Keyring, UrlJob
 from scrapy_templates.urlnorm.learn import LearnConfig
 from scrapy_templates.urlnorm.rules import RuleSet
-from scrapy_templates.urlnorm.samples import head_canonical, page_hash
+from scrapy_templates.urlnorm.samples import head_canonical, page_hash, text_hash
 from scrapy_templates.workers import WorkerPool, WorkerUnavailable, worker_count
 
 logger = logging.getLogger(__name__)
@@ -164,15 +164,15 @@ class UrlRules:
         sample with what the download alone tells — the hash of its text, the ``rel=canonical`` of
         the head and the redirects that led here — so that this evidence reaches the learner
         at once, not after the page has waited its turn in the spider and the pipeline.
-        A ``text`` download that is not HTML (a plain-text view, a CSV export) is sampled with
-        the hash of its text and has no item to wait for.
+        A ``text`` download that is not HTML (a plain-text view, a CSV export, a feed) is
+        sampled with the hash of its text (:func:`text_hash`) and has no item to wait for.
         A download the spider never sees (``to_spider`` false: the template bootstrap's) is
         evidence but does not make its page "downloaded": dropping a request for that page
         would lose its item."""
         site = host_site(final_url)
         host = self.guards.host(site)
         sampled = (html or text) and self.enabled
-        digest = page_hash(body) if sampled else None
+        digest = (page_hash(body) if html else text_hash(body)) if sampled else None
         host.note_download({url, final_url}, len(body), page=to_spider, page_hash=digest)
         if not sampled:
             return
@@ -190,7 +190,11 @@ class UrlRules:
         ``open`` or ``unknown`` (the page goes on to the spider)."""
         site = host_site(check.url)
         html = isinstance(response, HtmlResponse)
-        digest = page_hash(response.body) if isinstance(response, TextResponse) else None
+        digest = None
+        if html:
+            digest = page_hash(response.body)
+        elif isinstance(response, TextResponse):
+            digest = text_hash(response.body)
         named = [response.url]
         declared = head_canonical(response.body, response.url) if html else None
         if declared is not None:

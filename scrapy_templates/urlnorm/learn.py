@@ -214,10 +214,10 @@ def _duplicate_nodes(
             if covered[(a, b)] / nodes[a].volume >= cfg.o_min:
                 pairs.append((a, b))
     for node in nodes:
-        within = common.get((node.id, node.id), [])
-        if node.volume > 1 and within:
-            distinct = len(np.unique(data.clusters[node.members]))
-            if 1 - distinct / node.volume >= cfg.dup_rate_min or len(within) >= MIN_EVIDENCE:
+        if node.volume > 1 and (node.id, node.id) in common:
+            _, sizes = np.unique(data.clusters[node.members], return_counts=True)
+            rate = 1 - len(sizes) / node.volume
+            if rate >= cfg.dup_rate_min or int((sizes > 1).sum()) >= MIN_EVIDENCE:
                 pairs.append((node.id, node.id))
     return sorted(pairs), common
 
@@ -354,8 +354,8 @@ def _measure(
     refuses the rule. The same holds for a generalised key the rule carries into its result
     (gitweb's action ``a``: copies among tree views say nothing of commit views), and two
     values confirmed on one page only are two names of it (a tag and its commit id), not two
-    values seen not to matter: the rule is refused. Pages that a rule turned away would never be downloaded, so no later
-    sample could refute it."""
+    values seen not to matter: the rule is refused. Pages that a rule turned away would
+    never be downloaded, so no later sample could refute it."""
     support, fpr, pins = _run_candidate(data, keys, cand, cfg, rng, ())
     if not pins:
         return (0, fpr, ()) if pins is None else (support, fpr, ())

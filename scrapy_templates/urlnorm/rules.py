@@ -115,6 +115,8 @@ def apply_ops(keys: UrlKeys, steps: Iterable[Iterable[Op]]) -> UrlKeys | None:
                 out.append((op.key, values[op.source]))
             elif op.kind == "keep" or not op.key.startswith(_DROPPED_PREFIXES):
                 out.append((op.key, op.value))
+        if "query_sep" in values and sum(k.startswith("?") for k, _ in out) < 2:
+            out = [(k, v) for k, v in out if k != "query_sep"]  # one item: no separator
         current = UrlKeys(tuple(out))
     return current
 
@@ -265,7 +267,8 @@ class RuleSet:
             split_by = None if n.parent is None else self.nodes[n.parent].split_key
             fixed = tuple((k, v) for k, v in n.fixed.items() if k != split_by)
             self._walk.append((fixed, n.split_key, dict(n.children), n.wildcard))
-        site_keys = AUTHORITY_KEYS | (frozenset(self.nodes[0].fixed) if self.nodes else frozenset())
+        site_keys = frozenset(self.nodes[0].fixed) if self.nodes else frozenset()
+        site_keys |= {"query_sep"}  # carried like the host, whatever the node's pattern
         self._allowed = {nid: self.nodes[nid].known | site_keys for nid in self.rules}
         # a node with a pinned rule has two rules: its results are checked when applied
         self._settled = frozenset(
@@ -717,12 +720,8 @@ _ENDS_VALUE = {"path_": "/?#", "ext": "/?#;.", ";": "/?#;", "?": "&#", "#": ""}
 
 
 def _reads_back(result: str, out: UrlKeys) -> bool:
-    """Whether the URL written from ``out`` reads back as exactly those keys and values (a
-    ``;``-query left with one parameter reads back without its separator)."""
-    back, keys = split_url(result).as_dict(), out.as_dict()
-    if keys.get("query_sep") is not None and "query_sep" not in back:
-        del keys["query_sep"]
-    return back == keys
+    """Whether the URL written from ``out`` reads back as exactly those keys and values."""
+    return split_url(result).as_dict() == out.as_dict()
 
 
 def _host(url: str) -> list[tuple[str, Value]]:

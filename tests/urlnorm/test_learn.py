@@ -56,6 +56,18 @@ def test_rules_over_semicolon_separated_queries() -> None:
     assert ruleset.apply(diff + ";ds=inline") == diff
 
 
+def test_a_semicolon_query_left_with_one_parameter_loses_its_separator() -> None:
+    urls, clusters = [], []
+    for n in range(30):
+        for ds in ("", ";ds=inline", ";ds=sidebyside"):
+            urls.append(f"http://g.example/summary.cgi?p=x{n}.git{ds}")
+            clusters.append(n)
+    ruleset = learn_rules(urls, clusters).ruleset
+    url = "http://g.example/summary.cgi?p=x7.git"
+    assert ruleset.apply(url + ";ds=inline") == url
+    assert ruleset.apply(url) == url
+
+
 def test_a_session_id_is_dropped_before_most_pages_were_reached_twice() -> None:
     """Early in a crawl: 30 articles reached once, 4 of them twice, each link with a fresh
     ``sid``. The node's duplicate rate is 4/34, far below ``dup_rate_min``; its four
