@@ -11,7 +11,8 @@ tool turned away. Two downloads are the same page when what a reader sees on the
 (:func:`benchmarks.recorder.page_identity`); on the demo site, whose pages carry a rotating ad,
 when the site's own ``page_key`` says so.
 
-- *duplicate downloads*: downloads of a page downloaded before in the same crawl;
+- *duplicate downloads*: successful downloads of a page downloaded before in the same crawl
+  (an error page under many URLs is no page);
 - *cut*: 1 − the tool's duplicate downloads ÷ plain Scrapy's;
 - *distinct pages*: pages downloaded, and per minute of the whole crawl;
 - *late ÷ early*: the rate of the last 500 downloads ÷ that of the first 500;
@@ -90,11 +91,13 @@ class Crawl:
 
     @property
     def duplicates(self) -> int:
+        """Successful downloads of a page downloaded before (error pages are no pages)."""
         seen: set[str] = set()
         count = 0
         for e in self.responses:
-            count += e["page"] in seen
-            seen.add(e["page"])
+            if e["status"] == 200:
+                count += e["page"] in seen
+                seen.add(e["page"])
         return count
 
     @property

@@ -25,7 +25,8 @@ def _response(url: str, page: str, t: float = 0.0) -> dict[str, Any]:
 
 def test_duplicates_pages_and_rates() -> None:
     events = [_response(f"http://h/{i}", str(i % 3), t=i) for i in range(6)]
-    crawl = Crawl(events, {"elapsed_time_seconds": 6.0})
+    errors = [{**_response(f"http://h/e{i}", "404:x"), "status": 404} for i in range(3)]
+    crawl = Crawl(events + errors, {"elapsed_time_seconds": 6.0})
     assert crawl.duplicates == 3 and crawl.pages == {"0", "1", "2"}
     assert crawl.late_over_early() is None  # too short a crawl
     slow_end = [
