@@ -115,8 +115,6 @@ def apply_ops(keys: UrlKeys, steps: Iterable[Iterable[Op]]) -> UrlKeys | None:
                 out.append((op.key, values[op.source]))
             elif op.kind == "keep" or not op.key.startswith(_DROPPED_PREFIXES):
                 out.append((op.key, op.value))
-        if "query_sep" in values and sum(k.startswith("?") for k, _ in out) < 2:
-            out = [(k, v) for k, v in out if k != "query_sep"]  # one item: no separator
         current = UrlKeys(tuple(out))
     return current
 
@@ -268,7 +266,6 @@ class RuleSet:
             fixed = tuple((k, v) for k, v in n.fixed.items() if k != split_by)
             self._walk.append((fixed, n.split_key, dict(n.children), n.wildcard))
         site_keys = frozenset(self.nodes[0].fixed) if self.nodes else frozenset()
-        site_keys |= {"query_sep"}  # carried like the host, whatever the node's pattern
         self._allowed = {nid: self.nodes[nid].known | site_keys for nid in self.rules}
         # a node with a pinned rule has two rules: its results are checked when applied
         self._settled = frozenset(

@@ -13,9 +13,6 @@ A URL is cut at its delimiters only — nothing is decoded, lowercased or reorde
 ``ext``                   extension of the last segment (``php`` of ``show.php``)
 ``;name``                 a ``;``-parameter of the last segment
 ``?name``                 a query parameter
-``query_sep``             ``;`` when the query's parameters are separated by ``;`` (gitweb's
-                          ``?p=x.git;a=tree``): a query without ``&`` whose every ``;``-piece
-                          is ``name=value``. Rules carry it over like the host.
 ``#``                     the fragment
 ========================  ==========================================================
 
@@ -33,7 +30,7 @@ Value = str | None
 
 # RFC 3986 appendix B: matches every string.
 _URI = re.compile(r"^(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$", re.S)
-AUTHORITY_KEYS = frozenset({"scheme", "user", "port", "query_sep"})
+AUTHORITY_KEYS = frozenset({"scheme", "user", "port"})
 
 
 _NUMBERED_KEY = re.compile(r"(?:path|host)_(?:0|[1-9][0-9]{0,5})")
@@ -48,8 +45,7 @@ def is_url_key(key: object) -> bool:
 
 
 def is_authority_key(key: str) -> bool:
-    """Keys that name where a URL points (scheme, user, host, port) and how its query is
-    written: rules never change them."""
+    """Keys that name where a URL points (scheme, user, host, port): rules never change them."""
     return key in AUTHORITY_KEYS or key.startswith("host_")
 
 
@@ -136,20 +132,10 @@ def split_url(url: str) -> UrlKeys:
         else:
             pairs.append(("path", path))
     if query is not None:
-        sep = _query_sep(query)
-        if sep == ";":
-            pairs.append(("query_sep", sep))
-        pairs.extend(_items(query, sep, "?", sep))
+        pairs.extend(_items(query, "&", "?", "&"))
     if fragment is not None:
         pairs.append(("#", fragment))
     return UrlKeys(tuple(pairs))
-
-
-def _query_sep(query: str) -> str:
-    """``;`` for a query of ``;``-separated ``name=value`` pieces and no ``&``, else ``&``."""
-    if "&" in query or ";" not in query:
-        return "&"
-    return ";" if all("=" in piece for piece in query.split(";")) else "&"
 
 
 def _host_port(hostport: str) -> tuple[str, str | None]:
@@ -196,15 +182,14 @@ def to_url(keys: UrlKeys | Iterable[tuple[str, Value]]) -> str:
         out.append(_authority(single, hosts))
     out.append(_path(single, segments, params))
     if query:
-        sep = single.get("query_sep") or "&"
-        out.append("?" + _join_items(query, sep, sep))
+        out.append("?" + _join_items(query, "&", "&"))
     fragment = single.get("#")
     if fragment is not None:
         out.append("#" + fragment)
     return "".join(out)
 
 
-_SINGLE_KEYS = frozenset({"scheme", "user", "port", "path", "ext", "query_sep", "#"})
+_SINGLE_KEYS = frozenset({"scheme", "user", "port", "path", "ext", "#"})
 
 
 def _sort_keys(

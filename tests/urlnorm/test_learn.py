@@ -41,46 +41,6 @@ def test_figure_3_irrelevant_keys_ignored_relevant_key_replaced() -> None:
     assert "k2=7" in canonical and "k3" not in canonical and "k5" not in canonical
 
 
-def test_rules_over_semicolon_separated_queries() -> None:
-    """gitweb writes its queries with ``;``: the diff style ``ds`` of a plain diff does not
-    change the page, the file ``f`` does. The rule drops ``ds`` and writes ``;`` back."""
-    urls, clusters = [], []
-    for n in range(30):
-        for ds in ("", ";ds=inline", ";ds=sidebyside"):
-            urls.append(f"http://g.example/gitweb.cgi?p=x.git;a=blobdiff;f=src/m{n}.py{ds}")
-            clusters.append(n)
-    ruleset = learn_rules(urls, clusters).ruleset
-    groups = _groups(ruleset, urls, clusters)
-    assert len(groups) == 30 and all(len(c) == 1 for c in groups.values())
-    diff = "http://g.example/gitweb.cgi?p=x.git;a=blobdiff;f=src/m7.py"
-    assert ruleset.apply(diff + ";ds=inline") == diff
-
-
-def test_a_semicolon_query_left_with_one_parameter_loses_its_separator() -> None:
-    urls, clusters = [], []
-    for n in range(30):
-        for ds in ("", ";ds=inline", ";ds=sidebyside"):
-            urls.append(f"http://g.example/summary.cgi?p=x{n}.git{ds}")
-            clusters.append(n)
-    ruleset = learn_rules(urls, clusters).ruleset
-    url = "http://g.example/summary.cgi?p=x7.git"
-    assert ruleset.apply(url + ";ds=inline") == url
-    assert ruleset.apply(url) == url
-
-
-def test_a_session_id_is_dropped_before_most_pages_were_reached_twice() -> None:
-    """Early in a crawl: 30 articles reached once, 4 of them twice, each link with a fresh
-    ``sid``. The node's duplicate rate is 4/34, far below ``dup_rate_min``; its four
-    duplicate clusters are evidence enough for the rule within it."""
-    urls = [f"http://s.example/article/{n}?sid={n}a" for n in range(30)]
-    urls += [f"http://s.example/article/{n}?sid={n}b" for n in range(4)]
-    clusters = [*range(30), *range(4)]
-    ruleset = learn_rules(urls, clusters).ruleset
-    assert ruleset.apply("http://s.example/article/17?sid=zz") == "http://s.example/article/17"
-    groups = _groups(ruleset, urls, clusters)
-    assert len(groups) == 30 and all(len(c) == 1 for c in groups.values())
-
-
 def _move_pins(urls: list[str], clusters: list[int], confirmed: list[int]) -> object:
     """The pins of the move (a rule between two nodes) out of the node of ``urls[0]``, as
     :func:`~scrapy_templates.urlnorm.learn._pins` gives them for ``confirmed`` sources."""

@@ -40,24 +40,6 @@ def test_repeated_names_get_occurrence_keys() -> None:
     assert to_url(split_url("http://h/?t=1&t=2&t")) == "http://h/?t=1&t=2&t"
 
 
-def test_a_query_of_semicolon_separated_parameters() -> None:
-    """gitweb's ``?p=x.git;a=blob;h=…``: each parameter is a key, and the URL is written
-    back with its own separator."""
-    url = "http://h/gitweb.cgi?p=x.git;a=blob;f=src/a.py;h=1f;a=2"
-    keys = split_url(url)
-    assert [k for k, _ in keys][-6:] == ["query_sep", "?p", "?a", "?f", "?h", "?a;2"]
-    assert keys.as_dict()["?f"] == "src/a.py"
-    assert to_url(keys) == url
-
-
-@pytest.mark.parametrize("query", ["q=a;b", "x=1&y=2;z=3", ";", "a=1;"])
-def test_a_semicolon_in_a_value_stays_in_the_value(query: str) -> None:
-    """Only a query of ``name=value`` pieces and no ``&`` is read as ``;``-separated."""
-    keys = split_url(f"http://h/a?{query}")
-    assert "query_sep" not in keys.as_dict()
-    assert to_url(keys) == f"http://h/a?{query}"
-
-
 def test_ipv6_host_and_port() -> None:
     keys = split_url("http://[::1]:8000/x").as_dict()
     assert keys["host_0"] == "[::1]"
@@ -66,7 +48,6 @@ def test_ipv6_host_and_port() -> None:
 
 def test_authority_keys() -> None:
     assert is_authority_key("host_3") and is_authority_key("scheme") and is_authority_key("port")
-    assert is_authority_key("query_sep")
     assert not is_authority_key("path_0") and not is_authority_key("?host_0")
 
 
