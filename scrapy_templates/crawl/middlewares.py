@@ -38,7 +38,7 @@ from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.downloadermiddlewares.stats import DownloaderStats
 from scrapy.exceptions import IgnoreRequest, NotConfigured
-from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.http import HtmlResponse, Response
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.statscollectors import StatsCollector
 from scrapy.utils.conf import build_component_list
@@ -173,7 +173,6 @@ class UrlRulesDownloaderMiddleware:
         to_spider = 200 <= response.status < 300
         # an error page says nothing of which URLs show one page: no sample
         html = to_spider and isinstance(response, HtmlResponse)
-        text = to_spider and not html and isinstance(response, TextResponse)
         check = request.meta.get(CHECK)
         if check is not None and to_spider:
             target, witness, rule = check
@@ -181,7 +180,7 @@ class UrlRulesDownloaderMiddleware:
             ran = Check(request, asked, target, witness, rule)
             if self.rules.check_fetched(ran, response) == HELD:
                 self.rules.note_response(
-                    request.url, response.url, response.body, (), html, to_spider=False, text=text
+                    request.url, response.url, response.body, (), html, to_spider=False
                 )
                 self.rules.release(request.url)
                 raise CheckHeld(f"the page of {witness}, as its URL rule said")
@@ -197,7 +196,6 @@ class UrlRulesDownloaderMiddleware:
             redirects,
             html,
             to_spider=to_spider,
-            text=text,
         )
         await self.rules.flush()
         return response

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 
 from scrapy import Request
 from scrapy.crawler import Crawler
-from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.http import HtmlResponse, Response
 
 from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.crawl.forms import FormHolds
@@ -47,7 +47,7 @@ from scrapy_templates.urlnorm.guard import Form
 from scrapy_templates.urlnorm.jobs import Keyed, Keyring, UrlJob
 from scrapy_templates.urlnorm.learn import LearnConfig
 from scrapy_templates.urlnorm.rules import RuleSet
-from scrapy_templates.urlnorm.samples import head_canonical, page_hash, text_hash
+from scrapy_templates.urlnorm.samples import head_canonical, page_hash
 from scrapy_templates.workers import WorkerPool, WorkerUnavailable, worker_count
 
 logger = logging.getLogger(__name__)
@@ -158,31 +158,32 @@ class UrlRules:
         html: bool,
         *,
         to_spider: bool = True,
-        text: bool = False,
     ) -> None:
         """Record a download: for the was-fetched test, the size estimate, and (for HTML) a
         sample with what the download alone tells — the hash of its text, the ``rel=canonical`` of
         the head and the redirects that led here — so that this evidence reaches the learner
         at once, not after the page has waited its turn in the spider and the pipeline.
-        A ``text`` download that is not HTML (a plain-text view, a CSV export, a feed) is
-        sampled with the hash of its text (:func:`text_hash`) and has no item to wait for.
         A download the spider never sees (``to_spider`` false: the template bootstrap's) is
         evidence but does not make its page "downloaded": dropping a request for that page
         would lose its item."""
         site = host_site(final_url)
         host = self.guards.host(site)
-        sampled = (html or text) and self.enabled
-        digest = (page_hash(body) if html else text_hash(body)) if sampled else None
+        digest = page_hash(body) if html and self.enabled else None
         host.note_download({url, final_url}, len(body), page=to_spider, page_hash=digest)
-        if not sampled:
+        if not (html and self.enabled):
             return
         self.guards.send_checks(host)
         same_host = tuple(r for r in redirects if host_site(r) == site)
-        canonical = head_canonical(body, final_url) if html else None
-        sample = Sample(final_url, page_hash=digest, canonical=canonical, redirects=same_host)
+        sample = Sample(
+            final_url,
+            page_hash=digest,
+            canonical=head_canonical(body, final_url),
+            redirects=same_host,
+        )
         named = sample.canonical not in (None, final_url) or bool(same_host)
-        hold = html and to_spider and host.has_rules and not named
-        self.sampling.add_download(site, sample, hold=hold, named=named)
+        self.sampling.add_download(
+            site, sample, hold=to_spider and host.has_rules and not named, named=named
+        )
 
     def check_fetched(self, check: Check[Request], response: Response) -> str:
         """A check's download (see :mod:`~scrapy_templates.urlnorm.checks`): how it ended —
@@ -190,11 +191,7 @@ class UrlRules:
         ``open`` or ``unknown`` (the page goes on to the spider)."""
         site = host_site(check.url)
         html = isinstance(response, HtmlResponse)
-        digest = None
-        if html:
-            digest = page_hash(response.body)
-        elif isinstance(response, TextResponse):
-            digest = text_hash(response.body)
+        digest = page_hash(response.body) if html else None
         named = [response.url]
         declared = head_canonical(response.body, response.url) if html else None
         if declared is not None:

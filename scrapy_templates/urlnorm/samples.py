@@ -59,23 +59,6 @@ _CANONICAL = re.compile(
 _HREF = re.compile(rb"""\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
 
 
-# a text download longer than this is not hashed: a regex pass over it on the crawl's thread
-# costs more than the evidence is worth
-MAX_TEXT_BYTES = 1 << 20
-
-
-def text_hash(body: bytes) -> str | None:
-    """Hash of a text download that is not HTML (a plain diff, a CSV export, a feed), spaces
-    collapsed and nothing else taken out: ``<stdio.h>`` in a C file is text. ``None`` for
-    a body shorter than :data:`MIN_CONTENT_CHARS` or longer than :data:`MAX_TEXT_BYTES`."""
-    if len(body) > MAX_TEXT_BYTES:
-        return None
-    text = _SPACE.sub(b" ", body).strip()
-    if len(text) < MIN_CONTENT_CHARS:
-        return None
-    return hashlib.blake2b(text, digest_size=8).hexdigest()
-
-
 def head_canonical(body: bytes, url: str) -> str | None:
     """The ``rel=canonical`` URL of a page, found in its first 32 KB without parsing."""
     match = _CANONICAL.search(body, 0, 32768)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest, NotConfigured
-from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.http import HtmlResponse, Response
 
 from scrapy_templates.crawl.middlewares import (
     DEFERRED,
@@ -25,7 +25,7 @@ from scrapy_templates.store.memory import MemoryStore
 from scrapy_templates.urlnorm.guard import HostGuard
 from scrapy_templates.urlnorm.learn import learn_rules
 from scrapy_templates.urlnorm.rules import RuleSet
-from scrapy_templates.urlnorm.samples import decode_sample, text_hash
+from scrapy_templates.urlnorm.samples import decode_sample, page_hash
 from tests.crawl.conftest import runtime, templates_crawler
 from tests.urlnorm.url_sets import mirror_site
 
@@ -117,30 +117,27 @@ async def test_downloader_middleware_records_html_responses() -> None:
     assert rules.guards.was_fetched("http://h.example/a?sid=2")
 
 
-async def test_a_plain_text_download_is_sampled_and_a_binary_or_error_one_is_not() -> None:
-    """gitweb's plain views and a tracker's CSV exports repeat under many URLs: their text is
-    duplicate evidence like a page's. No item follows them, so nothing waits for one. An
-    error page is no evidence: a hundred URLs answering "Unknown commit" are not one page."""
+async def test_an_error_page_is_no_sample() -> None:
+    """Error pages read alike: a hundred URLs answering "Unknown commit" are not one page.
+    Only the successful download is sampled."""
     crawler = _crawler()
     rules = runtime(crawler).urls
     store = MemoryStore()
     rules.attach(store, "test")
     mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
-    text = b"#include <stdio.h>\nint step_1() {\n    return 1;\n}\n" * 20
     error = b"<html><body>404 - Unknown commit object" + b" " * 100 + b"</body></html>"
-    for url, body, cls, status in [
-        ("http://h.example/blob_plain?f=a.c", text, TextResponse, 200),
-        ("http://h.example/snapshot.tgz", bytes(range(256)) * 4, Response, 200),
-        ("http://h.example/commit?h=dead", error, HtmlResponse, 404),
+    page = b"<html><body>" + b"Change 17: touch mod1. " * 10 + b"</body></html>"
+    for url, body, status in [
+        ("http://h.example/commit?h=dead", error, 404),
+        ("http://h.example/commit?h=beef", error, 404),
+        ("http://h.example/commit?h=c17", page, 200),
     ]:
         request = Request(url)
-        response = cls(url, body=body, request=request, status=status)
+        response = HtmlResponse(url, body=body, request=request, status=status)
         assert await mw.process_response(request, response) is response
     [sample] = [decode_sample("h.example", s) for s in await store.url_samples("h.example")]
-    assert sample.url == "http://h.example/blob_plain?f=a.c"
-    assert sample.page_hash == text_hash(text)
-    # the C header names are text, not tags
-    assert text_hash(text) != text_hash(text.replace(b"stdio", b"stdlib"))
+    assert sample.url == "http://h.example/commit?h=c17"
+    assert sample.page_hash == page_hash(page)
 
 
 async def test_a_drop_in_the_downloader_is_no_download_error() -> None:
