@@ -348,7 +348,7 @@ def _measure(
     ``?page=1`` and no ``page`` are the same listing, which says nothing of ``?page=2``; the
     article URLs of a site's root pattern becoming their print views says nothing of its
     listings. A key that the source's pattern leaves open and whose value the result does not
-    carry (:func:`_lost_open_keys`) must take two values or more among the confirmed source
+    carry (:func:`_open_keys`) must take two values or more among the confirmed source
     URLs; a key seen with one value only is *pinned* to it — the rule is measured again on
     the source URLs with that value and applies to those alone — and a key with none
     refuses the rule. The same holds for a generalised key the rule carries into its result
@@ -450,7 +450,7 @@ def _pins(
     confirmed: list[int],
     when: tuple[tuple[str, Value], ...],
 ) -> tuple[tuple[str, Value], ...] | None:
-    """The keys of :func:`_lost_open_keys` not pinned by ``when`` that the ``confirmed``
+    """The keys of :func:`_open_keys` not pinned by ``when`` that the ``confirmed``
     source URLs show with one value only, each with that value, where the key needs more
     (it is dropped, or ``members`` hold it with two values or more); ``None`` when such a
     key has no confirmed value at all, or several on one page only (all confirmed URLs in one
@@ -460,7 +460,7 @@ def _pins(
     # confirmed on one page only: its several values of a key may be names of that one page
     # (a tag and its commit id), which says nothing of the key's other values
     one_page = len(np.unique(data.clusters[confirmed])) < 2
-    for key, dropped in (*_lost_open_keys(data, cand), *_carried_open_keys(data, cand)):
+    for key, dropped in _open_keys(data, cand):
         if key in pinned:
             continue
         seen = np.unique(data.column(key)[confirmed])
@@ -475,39 +475,29 @@ def _pins(
     return tuple(pins)
 
 
-def _lost_open_keys(data: _Training, cand: Candidate) -> list[tuple[str, bool]]:
-    """Keys that the source's pattern generalises and whose value the rule does not carry
-    into its result, each with whether the rule drops it (left out of the result) rather
-    than overwrites it with a constant of the target (a source ``*`` made ``articles``). A
-    value the source's pattern fixes, such as ``print=1``, is the rule's own.
+def _open_keys(data: _Training, cand: Candidate) -> list[tuple[str, bool]]:
+    """Keys that the source's pattern generalises and whose values the rule's evidence must
+    cover, each with whether the rule drops it (left out of the result). A value the
+    source's pattern fixes, such as ``print=1``, is the rule's own.
 
-    A dropped key needs two confirmed values even where the source's URLs hold one: the
-    pages of its other values are the ones the rule would turn away unseen. An overwritten
-    key is often a generalisation of the tree (``print`` and ``item`` made ``*``) and needs
-    them only where the source holds more than one value."""
+    - A dropped key needs two confirmed values even where the source's URLs hold one: the
+      pages of its other values are the ones the rule would turn away unseen.
+    - A key overwritten with a constant of the target (a source ``*`` made ``articles``) is
+      often a generalisation of the tree (``print`` and ``item`` made ``*``) and needs them
+      only where the source holds more than one value.
+    - So does a key the rule carries into its result (it keeps ``?a`` whatever ``?a`` is):
+      duplicates among one action's pages say nothing of another's."""
     pattern = data.tree.pattern(cand.source)
     written = {op.key for op in cand.ops}
-    carried = {op.key for op in cand.ops if op.kind != "keep"}
-    carried.update(op.source for op in cand.ops if op.source is not None)
+    sources = {op.source for op in cand.ops if op.source is not None}
+    replaced = {op.key for op in cand.ops if op.kind != "keep"} - sources
     nodes = data.tree.nodes
     source_keys = nodes[cand.source].required | nodes[cand.source].optional
     return sorted(
-        (k, k not in written)
+        (k, k not in written and k not in sources)
         for k in source_keys
-        if k not in carried and pattern.get(k, "*") == "*"
+        if k not in replaced and pattern.get(k, "*") == "*"
     )
-
-
-def _carried_open_keys(data: _Training, cand: Candidate) -> list[tuple[str, bool]]:
-    """Keys that the source's pattern generalises and the rule carries into its result (its
-    result keeps ``?a`` whatever ``?a`` is). Each goes with ``False`` (not dropped): it needs
-    two confirmed values where the source's URLs hold more than one, else the rule holds for
-    the value seen only. Duplicates among one action's pages say nothing of another's."""
-    pattern = data.tree.pattern(cand.source)
-    nodes = data.tree.nodes
-    source_keys = nodes[cand.source].required | nodes[cand.source].optional
-    carried = {op.source for op in cand.ops if op.source is not None}
-    return sorted((k, False) for k in source_keys & carried if pattern.get(k, "*") == "*")
 
 
 def _identity(keys: UrlKeys) -> tuple[tuple[str, Value], ...]:
