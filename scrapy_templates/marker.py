@@ -28,7 +28,7 @@ from scrapy_templates.templates.marking import (
     decide_page,
 )
 from scrapy_templates.templates.sections import section_of, section_templates
-from scrapy_templates.templates.variability import SHIFTS, LayoutBlocks
+from scrapy_templates.templates.variability import SHIFTS, LayoutBlocks, link_label
 
 
 def thresholds(config: TemplatesConfig) -> Thresholds:
@@ -152,7 +152,7 @@ class Marker:
             cluster, levels = self.evidence.blocks(site).observe(
                 paths,
                 [p.text for p in page.pagelets],
-                [hash(p.anchors) if p.hrefs else 0 for p in page.pagelets],
+                [link_label(p.hrefs, p.anchors) for p in page.pagelets],
             )
         navigation = PageNavigation(page)
         section = self._section(site, page, navigation, obs.new if new is None else new)

@@ -214,15 +214,15 @@ def _layout_flags(
     flagged, and which of them framed the content: static blocks where
     :func:`layout_may_flag` allows; shifting navigation and :data:`BAR` blocks (their link
     labels steady: they are navigation whatever their other words), and static blocks whose
-    links lead back to the page, where they frame the content (:func:`peel_edges`); navigation at a
-    :data:`FRAME` position of the layout wherever it lies (a page of one short section is
-    little more than its bars)."""
+    links lead back to the page, where they frame the content (:func:`peel_edges`); a block
+    at a :data:`FRAME` position of the layout wherever it lies, navigation by its words or
+    not (a page of one short section is little more than its bars)."""
     pagelets = page.pagelets
     may = [
         level != DYNAMIC
         and not f
         and p.fingerprint != 0
-        and layout_may_flag(level, p.path, level == BAR or nav.menu(i), main_path)
+        and layout_may_flag(level, p.path, level in (BAR, FRAME) or nav.menu(i), main_path)
         for i, (level, f, p) in enumerate(zip(levels, flags, pagelets, strict=True))
     ]
     static = [m and level == STATIC for m, level in zip(may, levels, strict=True)]

@@ -43,9 +43,10 @@ BlockKey = tuple[str, int]
 # How stable a block is in its layout cluster (:meth:`LayoutBlocks.add`): its words vary as
 # content does; they shift around a steady part, as a prev/next bar's titles do around its
 # labels; or they barely change. A shifting block that framed the content on most pages that
-# had it is a FRAME: a bar of the layout, wherever a page puts it. A shifting block whose
-# links keep their texts on most pages while its other words change is a BAR (DocBook's
-# "‹title› Prev ‹chapter› Next": titles as plain text between steady link labels).
+# had it is a FRAME: a bar of the layout, wherever a page puts it. A block whose links keep
+# their texts on most pages while its other words change is a BAR, however much they change
+# (DocBook's "‹title› Prev ‹chapter› Next": long titles as plain text between steady link
+# labels).
 DYNAMIC, SHIFTING, STATIC, FRAME, BAR = 0, 1, 2, 3, 4
 SHIFTS = frozenset({SHIFTING, FRAME, BAR})  # the levels of a block whose words shift
 # The share of a shifting block's pages that makes a habit of it: framing the content (FRAME),
@@ -126,8 +127,9 @@ def layout_may_flag(level: int, path: str, navigation: bool, main_path: str | No
     """Whether a block of stability ``level`` at ``path`` may be flagged template: a
     :data:`STATIC` one when it lies outside the site's main region, or inside it and is
     ``navigation`` (a menu or a bar, :func:`~scrapy_templates.templates.region.navigation_links`); a
-    :data:`SHIFTING` or :data:`BAR` one when it is navigation (and, the caller checks,
-    frames the content), a :data:`FRAME` one when it is navigation;
+    :data:`SHIFTING` one when it is navigation (and, the caller checks, frames the content),
+    a :data:`BAR` or :data:`FRAME` one when it is navigation (the caller counts both as
+    navigation: their steady links, or their habit of framing, say so);
     never one that contains the region. Inside the region, static blocks that are not
     navigation are content: a page type's headings (with or without their "¶" permalinks), a
     sentence every release note repeats with a link or two, a signature whose type names
@@ -162,6 +164,14 @@ def block_keys(paths: Sequence[str]) -> list[BlockKey]:
         seen[path] = rank + 1
         keys.append((path, rank))
     return keys
+
+
+def link_label(hrefs: Sequence[str], anchors: Sequence[str]) -> int:
+    """A hash of the texts of a block's links to other pages (0: it has none). A link to a
+    part of the page itself (a heading's "¶" permalink) is left out: it labels the page, not
+    a way to another one."""
+    texts = tuple(a for h, a in zip(hrefs, anchors, strict=True) if not h.startswith("#"))
+    return hash(texts) if texts else 0
 
 
 @dataclass(slots=True)
@@ -341,7 +351,8 @@ class LayoutBlocks:
         """The stability of each of a page's blocks in this layout: :data:`STATIC` for
         near-constant text that is not the same on every sampled page, :data:`SHIFTING` for
         text whose words change around a steady part (:data:`FRAME` when it framed the
-        content on most pages it shifted on, :data:`BAR` when its link texts stay),
+        content on most pages it shifted on, :data:`BAR` when its link texts stay: a bar is
+        one however much its other words change),
         :data:`DYNAMIC` otherwise (and for a block on
         too few of the layout's pages)."""
         return [self._level(self.blocks.get(key)) for key in block_keys(paths)]
@@ -359,11 +370,12 @@ class LayoutBlocks:
             return DYNAMIC
         if score <= self.max_diff:
             return STATIC
-        if score > self.shift_diff:
+        bar = block.label != 0 and block.same_label >= HABIT_SHARE * block.pages
+        if score > self.shift_diff and not bar:
             return DYNAMIC
         if block.framed >= self.min_pages and block.framed >= HABIT_SHARE * block.shifting:
             return FRAME
-        if block.same_label >= HABIT_SHARE * block.pages:
+        if bar:
             return BAR
         return SHIFTING
 

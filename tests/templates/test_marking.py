@@ -312,3 +312,28 @@ def test_a_bar_of_plain_titles_between_steady_links_frames_the_content(
     marks = decide_page(page, PageCounts(10, {}, {}, 0, levels), evidence.site("a.test"), SETTINGS)
     assert ("Prev" not in marks.content) is flagged
     assert "A thread starts from a function." in marks.content
+
+
+@pytest.mark.parametrize(("level", "flagged"), [(FRAME, True), (SHIFTING, False)])
+def test_a_bar_of_plain_titles_at_a_frame_position_is_template(level: int, flagged: bool) -> None:
+    # the navheader is not navigation by its words, so only its level says it is a bar;
+    # on this page it lies under the content's heading, where no peeling reaches it
+    header = (
+        "<div class=navheader><table><tr><th>Thread creation and joining</th></tr><tr>"
+        "<td><a href=/i.html>Prev</a></td><th>Part 2. Concurrency support library</th>"
+        "<td><a href=/m.html>Next</a></td></tr></table></div>"
+    )
+    see = "".join(f"<li><a href=/t{i}.html>Thread topic {i}</a></li>" for i in range(4))
+    page = parse_page(
+        f"<html><body><div id=nav>{NAV}</div><div id=main><h1>Threads</h1><p>Threads run "
+        f"code side by side.</p>{header}<p>A thread starts from a function.</p><h2>See "
+        f"also</h2><ul>{see}</ul><p>Last words on threads.</p></div></body></html>",
+        "http://a.test/threads.html",
+    )
+    levels = [level if "navheader" in p.path else DYNAMIC for p in page.pagelets]
+    evidence = _evidence()
+    evidence.models["a.test"] = TemplateModel("a.test", 1, 100, "body/div#main", 100)
+    marks = decide_page(page, PageCounts(10, {}, {}, 0, levels), evidence.site("a.test"), SETTINGS)
+    assert ("Prev" not in marks.content) is flagged
+    assert "Threads run code side by side." in marks.content
+    assert "A thread starts from a function." in marks.content

@@ -24,6 +24,7 @@ from scrapy_templates.templates.variability import (
     block_keys,
     common_weight,
     layout_may_flag,
+    link_label,
     words,
 )
 from tests.texts import STORIES
@@ -307,6 +308,28 @@ def test_a_shifting_block_whose_link_texts_stay_is_a_bar() -> None:
         varying.add(paths, texts, [hash((TITLES[n % 6],)), 0])
     assert steady.levels(paths) == [BAR, DYNAMIC]
     assert varying.levels(paths) == [SHIFTING, DYNAMIC]
+
+
+def test_a_bar_whose_titles_outweigh_its_labels_is_still_a_bar() -> None:
+    # long page titles around "Prev" / "Next": the words shift more than shift_diff allows
+    paths = ["body/div.navheader", "body/main/p"]
+    steady, varying = LayoutBlocks(), LayoutBlocks()
+    for n, text in enumerate(STORIES[:8]):
+        texts = [f"{text[:60]} Prev {TITLES[n % 6]} Next", text]
+        steady.add(paths, texts, [hash(("Prev", "Next")), 0])
+        varying.add(paths, texts, [hash((text[:60],)), 0])
+    score = steady.blocks[("body/div.navheader", 0)].diff_score()
+    assert score is not None and score > steady.shift_diff
+    assert steady.levels(paths) == [BAR, DYNAMIC]
+    assert varying.levels(paths) == [DYNAMIC, DYNAMIC]
+
+
+def test_a_link_label_leaves_out_links_into_the_page_itself() -> None:
+    assert link_label(("#threads",), ("¶",)) == 0
+    assert link_label((), ()) == 0
+    bar = link_label(("/i.html", "#top", "/m.html"), ("Prev", "Top", "Next"))
+    assert bar == link_label(("/j.html", "/n.html"), ("Prev", "Next"))
+    assert bar != link_label(("/j.html",), ("Prev",))
 
 
 def test_paths_without_ids_are_cached_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
