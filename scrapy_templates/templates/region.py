@@ -162,7 +162,15 @@ class SiteRegion:
                 break
             if self.split.get(child, 0) < _SPLIT_OFTEN * self.seen.get(child, 0):
                 break  # pagelets end at the child, it is not a region holding them
-            if weight < voting - _EPSILON and not regions:
+            # a sibling found on no more pages than lack the child may be all theirs: pages of
+            # another layout, which leave no text beside the child on its own pages
+            without = (self.seen.get(node, 0) if node else self.pages) - self.seen.get(child, 0)
+            strays = sum(
+                w
+                for sibling, w in below.items()
+                if sibling != child and self.seen.get(sibling, 0) <= without
+            )
+            if weight < voting - strays - _EPSILON and not regions:
                 break
             node = child
         return node or None

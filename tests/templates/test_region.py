@@ -81,6 +81,24 @@ def test_another_page_types_chrome_is_a_template_region_beside_the_content() -> 
     assert region.main_path() == f"{box}/div#content"
 
 
+@pytest.mark.parametrize(("beside", "main"), [("few", "body/div#box/div#content"), ("all", "body")])
+def test_plain_pages_of_another_layout_do_not_hold_the_region_back(beside: str, main: str) -> None:
+    # three index pages without the site's chrome (no template at all) put their text in
+    # body/ul; the site's own pages have their sidebar beside the content. Text beside the
+    # box on every page is the site's own, and keeps the region at the body.
+    region = SiteRegion(share=0.9)
+    box = "body/div#box"
+    for n in range(100):
+        if n < 3:
+            region.add(["body/h1", "body/ul"], [20, 300], [False, False])
+            continue
+        paths, weights = [f"{box}/nav", f"{box}/div#content/p"], [0, 500]
+        if beside == "all":
+            paths, weights = ["body/p", *paths], [5, *weights]
+        region.add(paths, weights, [False, True, False][-len(paths) :])
+    assert region.main_path() == main
+
+
 def test_a_template_seen_on_one_page_does_not_cut_the_preamble_of_every_page() -> None:
     region = SiteRegion(share=0.9)
     for n in range(100):
