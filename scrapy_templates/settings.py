@@ -287,9 +287,9 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "TEMPLATES_BLOCK_MIN_SHARE",
-        0.5,
+        0.0,
         SHARE,
-        "…and at least this share of the cluster's pages.",
+        "…and at least this share of the cluster's pages (0: any share; a bar of one kind of page, such as texinfo's chapter pages among its section pages, is a small part of its cluster).",
     ),
     Setting(
         "TEMPLATES_BLOCK_SAMPLES",

@@ -301,7 +301,7 @@ class LayoutBlocks:
     samples: int = 6
     words: int = 24
     min_pages: int = 5
-    min_share: float = 0.5
+    min_share: float = 0.0
     max_diff: float = 0.4
     shift_diff: float = 0.75
     max_blocks: int = 500

@@ -80,8 +80,10 @@ def test_a_block_without_letters_has_no_score(comparison: str) -> None:
     assert block.diff_score() is None
 
 
-def _pages(*blocks_per_page: list[tuple[str, str]], comparison: str = "bits") -> LayoutBlocks:
-    layout = LayoutBlocks(comparison=comparison)
+def _pages(
+    *blocks_per_page: list[tuple[str, str]], comparison: str = "bits", min_share: float = 0.0
+) -> LayoutBlocks:
+    layout = LayoutBlocks(comparison=comparison, min_share=min_share)
     for blocks in blocks_per_page:
         layout.add([p for p, _ in blocks], [t for _, t in blocks])
     return layout
@@ -128,8 +130,10 @@ def test_evidence_thresholds() -> None:
         [("body/p", f"Page {n}"), ("body/aside", f"Newsletter every Sunday {n}")] for n in range(6)
     ]
     layout = _pages(*rare)
-    assert _static(layout, ["body/p", "body/aside"]) == [True, False], "aside: 6 of 26 pages only"
+    assert _static(layout, ["body/p", "body/aside"]) == [True, True], "6 pages of 26 are enough"
     assert _static(layout, ["body/new"]) == [False]
+    shared = _pages(*rare, min_share=0.5)
+    assert _static(shared, ["body/p", "body/aside"]) == [True, False], "aside: 6 of 26 pages only"
 
 
 def test_identical_copies_are_left_to_exact_counting() -> None:
