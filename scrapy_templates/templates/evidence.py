@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from scrapy_templates.page import Page
 from scrapy_templates.sites import LinkTargets, page_id
+from scrapy_templates.templates.inner import InnerTemplates
 from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.model import TemplateModel
 from scrapy_templates.templates.region import SiteRegion
@@ -28,14 +29,16 @@ _T = TypeVar("_T")
 @dataclass
 class SiteEvidence:
     """What the crawl learned of one site from the pages decided so far: its main region,
-    the anchor texts seen for its pages and the model another process published. ``links``
-    resolves hrefs to page ids (a cache shared by every site)."""
+    the anchor texts seen for its pages, its template texts by the paths above them and the
+    model another process published. ``links`` resolves hrefs to page ids (a cache shared by
+    every site)."""
 
     site: str
     region: SiteRegion
     anchors: AnchorIndex
     links: LinkTargets
     model: TemplateModel | None = None
+    inner: InnerTemplates | None = None
 
     def main_path(self) -> str | None:
         """The site's main content path: this process's own, unless the published model was
@@ -47,16 +50,19 @@ class SiteEvidence:
 
     def learn(self, page: Page, flags: Sequence[bool], main_share: float) -> None:
         """Add a decided page (``flags``: its template flags): its non-template text to the
-        main region (unless ``main_share`` is 0: no region), and the texts of its content
-        links to the anchors of the pages they name (a link to a part of the page itself,
-        "#usage", names nothing)."""
+        main region (unless ``main_share`` is 0: no region), its template texts to
+        :attr:`inner`, and the texts of its content links to the anchors of the pages they
+        name (a link to a part of the page itself, "#usage", names nothing)."""
         pagelets = page.pagelets
+        paths = [p.path for p in pagelets]
         if main_share > 0:
             self.region.add(
-                [p.path for p in pagelets],
+                paths,
                 [0 if f else len(p.text) for p, f in zip(pagelets, flags, strict=True)],
                 flags,
             )
+        if self.inner is not None:
+            self.inner.learn(paths, [p.text for p in pagelets], flags)
         own = page_id(page.url)
         target = self.links.resolver(page.url)
         anchors = self.anchors
@@ -89,6 +95,7 @@ class Evidence:
         self.site_blocks: OrderedDict[str, SiteBlocks] = OrderedDict()
         self.site_anchors: OrderedDict[str, AnchorIndex] = OrderedDict()
         self.site_sections: OrderedDict[str, SiteSections] = OrderedDict()
+        self.site_inner: OrderedDict[str, InnerTemplates] = OrderedDict()
         self.models: dict[str, TemplateModel] = {}
         self.links = LinkTargets()
         self.evicted = 0
@@ -114,10 +121,20 @@ class Evidence:
         found = self.site_sections.get(site) or SiteSections()
         return self._keep(self.site_sections, site, found)
 
+    def inner(self, site: str) -> InnerTemplates:
+        """The site's template texts by the paths above them."""
+        found = self.site_inner.get(site) or InnerTemplates()
+        return self._keep(self.site_inner, site, found)
+
     def site(self, site: str) -> SiteEvidence:
         """The evidence the decision of a page of ``site`` reads."""
         return SiteEvidence(
-            site, self.region(site), self.anchors(site), self.links, self.models.get(site)
+            site,
+            self.region(site),
+            self.anchors(site),
+            self.links,
+            self.models.get(site),
+            self.inner(site),
         )
 
     def main_path(self, site: str) -> str | None:

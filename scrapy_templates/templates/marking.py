@@ -169,6 +169,11 @@ def decide_page(
         flags = _spare_headings(page, flags, main_path, nav)
         static = [s and f for s, f in zip(static, flags, strict=True)]
     texts = _content_texts(page, flags, main_path, settings.main_share)
+    if evidence.inner is not None:
+        inner = evidence.inner
+        texts = [
+            inner.cut(p.path, t) if t else t for p, t in zip(page.pagelets, texts, strict=True)
+        ]
     marks = _marks(page, counts, flags, static, texts, settings.snippet)
     content = "\n".join(t for t in texts if t)
     sizes = [len(p.text) for p in page.pagelets]

@@ -10,6 +10,7 @@ from scrapy_templates.page import Page, parse_page
 from scrapy_templates.sites import page_id
 from scrapy_templates.templates.decide import Thresholds
 from scrapy_templates.templates.evidence import Evidence
+from scrapy_templates.templates.inner import InnerTemplates
 from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.marking import (
     MarkSettings,
@@ -233,6 +234,42 @@ def test_a_prev_next_bar_whose_titles_shift_is_template_where_it_frames_the_cont
     assert _with(content, "Next:") <= 5
     kept = replay_content(_guide("bar"), TEMPLATES_BLOCK_SHIFT_DIFF_MAX=0)
     assert _with(kept, "Next:") >= 35
+
+
+def _column_page(i: int, short: bool) -> str:
+    """A page whose content column ends with a dated footer; a short page has too few links
+    in the column for the partition to split it."""
+    if short:
+        body = f"<h1>Note {i}</h1><p>{STORIES[i % len(STORIES)]}</p>"
+    else:
+        body = f"<h1>Topic {i}</h1>" + "".join(
+            f"<p>{STORIES[(i + j) % len(STORIES)]} See <a href='/t{i + j}.html'>topic {i + j}"
+            "</a>.</p>"
+            for j in range(4)
+        )
+        related = "".join(
+            f"<li><a href='/u{i + j}.html'>Related {i + j}</a></li>" for j in range(4)
+        )
+        body += f"<h2>See also</h2><ul>{related}</ul>"
+    footer = f"Copyright © {1990 + i % 7}-2026 Example AB. All Rights Reserved."
+    return (
+        f"<html><body><div id=nav>{NAV}</div><div id=content>{body}"
+        f"<div class=footer>{footer}</div></div></body></html>"
+    )
+
+
+def test_a_footer_inside_an_unsplit_content_column_is_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pages = [(f"http://a.test/p{i}.html", _column_page(i, i % 4 == 3)) for i in range(40)]
+    content = list(replay_content(pages).values())
+    assert len(content) == 40
+    assert not any("Copyright" in text for text in content)
+    shorts = [(i, text) for i, text in enumerate(content) if i % 4 == 3]
+    assert all(f"Note {i}" in text and STORIES[i % len(STORIES)] in text for i, text in shorts)
+    monkeypatch.setattr(InnerTemplates, "cut", lambda self, path, text: text)
+    kept = list(replay_content(pages).values())
+    assert [n for n, text in enumerate(kept) if "Copyright" in text] == list(range(3, 40, 4))
 
 
 def test_a_retrieved_from_line_naming_the_page_is_template() -> None:

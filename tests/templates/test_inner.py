@@ -1,0 +1,71 @@
+"""Template texts found inside a pagelet that a link-poor page left unsplit."""
+
+from __future__ import annotations
+
+from scrapy_templates.templates.inner import MIN_COPIES, InnerTemplates
+
+COLUMN = "body/div#content"
+FOOTER = f"{COLUMN}/div.footer"
+NOTICE = "Copyright © {} Example AB. All Rights Reserved."
+
+
+def _learned(copies: int = MIN_COPIES) -> InnerTemplates:
+    inner = InnerTemplates()
+    for n in range(copies):
+        inner.learn(
+            [f"{COLUMN}/p", FOOTER, "body/nav"],
+            ["Text of a long page.", NOTICE.format(f"{1990 + n}-2026"), "Home About Contact us"],
+            [False, True, True],
+        )
+    return inner
+
+
+def test_a_footer_swallowed_by_the_content_column_is_cut_whatever_its_years() -> None:
+    inner = _learned()
+    short = f"Kernel User's Guide Version 8.5 {NOTICE.format('1997-2026')}"
+    assert inner.cut(COLUMN, short) == "Kernel User's Guide Version 8.5"
+    inside = f"Intro. {NOTICE.format('2001-2026')} More text after it."
+    assert inner.cut(COLUMN, inside) == "Intro. More text after it."
+
+
+def test_the_text_is_cut_only_below_the_path_it_was_template_at() -> None:
+    inner = _learned()
+    text = f"A quoted notice: {NOTICE.format('1997-2026')}"
+    assert inner.cut("body/div#other", text) == text
+    assert inner.cut("body", text) == "A quoted notice:"  # the column lies below the body
+
+
+def test_a_text_flagged_on_too_few_pages_is_left() -> None:
+    inner = _learned(copies=MIN_COPIES - 1)
+    text = f"Guide {NOTICE.format('1997-2026')}"
+    assert inner.cut(COLUMN, text) == text
+
+
+def test_only_whole_words_are_cut() -> None:
+    inner = _learned()
+    glued = f"Guide x{NOTICE.format('1997-2026')}"
+    assert inner.cut(COLUMN, glued) == glued
+
+
+def test_short_texts_and_content_are_not_learned() -> None:
+    inner = InnerTemplates()
+    for _ in range(5):
+        inner.learn(
+            [f"{COLUMN}/h2", f"{COLUMN}/p"],
+            ["Exports", "A paragraph of this page's own content text."],
+            [True, False],
+        )
+    assert inner.texts == {}
+    assert inner.cut(COLUMN, "Exports A paragraph of this page's own content text.").startswith(
+        "Exports"
+    )
+
+
+def test_the_texts_kept_are_bounded() -> None:
+    inner = InnerTemplates(max_chars=1_000)
+    for n in range(200):
+        paths = [f"{COLUMN}/div.box{n}"]
+        inner.learn(paths, [f"A standing box number {n} of the site"], [True])
+        inner.learn(paths, [f"A standing box number {n} of the site, now much longer " * 5], [True])
+    assert inner.chars <= 1_000
+    assert sum(map(len, inner.last.values())) == inner.chars
