@@ -249,13 +249,20 @@ def _layout_flags(
             may, static, levels, considered, flags, pagelets, strict=True
         )
     ]
+    positions = [m and level == FRAME for m, level in zip(may, levels, strict=True)]
     framed = [False] * len(flags)
+    added = positions
     if any(framing):
         headings = [is_heading(p.path) for p in pagelets]
         weights = [len(p.text) for p in pagelets]
         peeled = peel_edges(flags, framing, considered, headings, weights)
         framed = [p and not f for p, f in zip(peeled, flags, strict=True)]
-    added = [fr or (m and level == FRAME) for fr, m, level in zip(framed, may, levels, strict=True)]
+        if any(positions):
+            # frame positions are flagged wherever they lie: they are no part of what a
+            # page's bars would peel, nor of what must be left after them
+            settled = [f or p for f, p in zip(flags, positions, strict=True)]
+            peeled = peel_edges(settled, framing, considered, headings, weights)
+        added = [p and not f for p, f in zip(peeled, flags, strict=True)]
     static = [s or a for s, a in zip(static, added, strict=True)]
     return [f or a for f, a in zip(flags, added, strict=True)], static, framed
 

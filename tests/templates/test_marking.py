@@ -304,6 +304,36 @@ def test_a_bar_at_a_frame_position_is_template_wherever_it_lies(level: int, flag
     assert not any(marks.framed), "a bar between two texts does not frame the content"
 
 
+def test_a_bar_above_a_short_page_is_peeled_though_a_frame_position_closes_it() -> None:
+    # a texinfo chapter page: its bar, its title, a short list of its sections, and the bar
+    # again at the frame position below; the two bars outweigh what is left between them
+    def bar(where: str) -> str:
+        return (
+            f"<div class={where}><p>Next: <a href=/w.html>wrstcse</a>, Previous: <a href=/t.html>"
+            "to_poly_solve</a> [<a href=/toc.html>Contents</a>][<a href=/ix.html>Index</a>]"
+            "</p></div>"
+        )
+
+    toc = (
+        "<a href=/u1.html>Introduction to Units</a> <a href=/u2.html>Functions and Variables "
+        "for Units</a> <a href=/u3.html>Definitions for Units</a>"
+    )
+    page = parse_page(
+        f"<html><body><div id=nav>{NAV}</div><div id=main><div class=chapter>{bar('top')}"
+        f"<h2>92 unit</h2><ul class=toc><li>{toc}</li></ul></div>{bar('end')}</div>"
+        "</body></html>",
+        "http://a.test/unit.html",
+    )
+    paths = [p.path for p in page.pagelets]
+    assert any("top" in p for p in paths) and any("end" in p for p in paths)
+    levels = [SHIFTING if "top" in p else FRAME if "end" in p else DYNAMIC for p in paths]
+    evidence = _evidence()
+    evidence.models["a.test"] = TemplateModel("a.test", 1, 100, "body/div#main", 100)
+    marks = decide_page(page, PageCounts(10, {}, {}, 0, levels), evidence.site("a.test"), SETTINGS)
+    assert "Next:" not in marks.content
+    assert "92 unit" in marks.content and "Introduction to Units" in marks.content
+
+
 def test_page_navigation_answers_each_pagelet_once_when_asked(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
