@@ -2,9 +2,11 @@
 
 Enabled by ``benchmarks.crawl --record FILE``. One JSON line per event:
 
-- ``{"t", "kind": "response", "url", "status", "page", "bytes"}`` for every download, where
-  ``page`` is :func:`page_identity` of the body: two URLs are the same page when what a reader
-  sees on them is the same;
+- ``{"t", "kind": "response", "url", "status", "page", "bytes"}`` for every download, as the
+  downloader got it (Scrapy's ``response_downloaded``: also the redirects, the checks of URL
+  rules and the downloads a downloader middleware ends), where ``page`` is
+  :func:`page_identity` of the body: two URLs are the same page when what a reader sees on
+  them is the same;
 - ``{"t", "kind": "scheduled", "url"}`` for every request the scheduler took;
 - ``{"t", "kind": "dupefilter", "url"}`` for every request the scheduler's dupefilter dropped;
 - ``{"t", "kind": "dropped" | "rewrote", "url", "canonical"}`` for every request scrapy-templates
@@ -73,7 +75,7 @@ class Recorder:
         self.logger.addHandler(self.handler)
         self.logger.setLevel(logging.DEBUG)
         self.logger.propagate = False
-        crawler.signals.connect(self.response, signals.response_received)
+        crawler.signals.connect(self.response, signals.response_downloaded)
         crawler.signals.connect(self.scheduled, signals.request_scheduled)
         crawler.signals.connect(self.dupefilter, signals.request_dropped)
         crawler.signals.connect(self.close, signals.spider_closed)

@@ -64,6 +64,11 @@ class DuplicateDropped(IgnoreRequest):
     """A queued request whose page a URL rule says is downloaded or requested already."""
 
 
+class DuplicateResponse(IgnoreRequest):
+    """A download that a URL rule takes for a page downloaded before, whose text is that
+    page's: it ends here, so that the page makes one item, not two."""
+
+
 def _enabled(crawler: Crawler, component: str) -> UrlRules:
     rules = TemplatesRuntime.of(crawler, component).urls
     if not rules.enabled:
@@ -189,7 +194,7 @@ class UrlRulesDownloaderMiddleware:
         if original and response.status >= 400:
             return self._fall_back(request, original)
         redirects = tuple(request.meta.get("redirect_urls", ()))
-        self.rules.note_response(
+        repeated = self.rules.note_response(
             request.url,
             response.url,
             response.body,
@@ -198,6 +203,11 @@ class UrlRulesDownloaderMiddleware:
             to_spider=to_spider,
         )
         await self.rules.flush()
+        if repeated is not None:
+            self.rules.release(request.url)
+            logger.debug("Dropped the download of %s: the same page as %s", response.url, repeated)
+            self._inc("templates/urls/repeated_downloads")
+            raise DuplicateResponse(f"the same page as {repeated}, downloaded already")
         return response
 
     def process_exception(

@@ -158,20 +158,27 @@ class UrlRules:
         html: bool,
         *,
         to_spider: bool = True,
-    ) -> None:
+    ) -> str | None:
         """Record a download: for the was-fetched test, the size estimate, and (for HTML) a
         sample with what the download alone tells — the hash of its text, the ``rel=canonical`` of
         the head and the redirects that led here — so that this evidence reaches the learner
         at once, not after the page has waited its turn in the spider and the pipeline.
         A download the spider never sees (``to_spider`` false: the template bootstrap's) is
         evidence but does not make its page "downloaded": dropping a request for that page
-        would lose its item."""
+        would lose its item.
+
+        Returns the URL of the page this download repeats, when the rules in force take it
+        for a page downloaded before and its text is that page's (a request queued before
+        the rule, already on its way): the caller ends it here, so that it makes no second
+        item (see :meth:`~scrapy_templates.urlnorm.guard.HostGuard.repeated_page`)."""
         site = host_site(final_url)
         host = self.guards.host(site)
         digest = page_hash(body) if html and self.enabled else None
-        host.note_download({url, final_url}, len(body), page=to_spider, page_hash=digest)
+        repeated = host.repeated_page(final_url, digest) if to_spider else None
+        page = to_spider and repeated is None
+        host.note_download({url, final_url}, len(body), page=page, page_hash=digest)
         if not (html and self.enabled):
-            return
+            return repeated
         self.guards.send_checks(host)
         same_host = tuple(r for r in redirects if host_site(r) == site)
         sample = Sample(
@@ -182,8 +189,9 @@ class UrlRules:
         )
         named = sample.canonical not in (None, final_url) or bool(same_host)
         self.sampling.add_download(
-            site, sample, hold=to_spider and host.has_rules and not named, named=named
+            site, sample, hold=page and host.has_rules and not named, named=named
         )
+        return repeated
 
     def check_fetched(self, check: Check[Request], response: Response) -> str:
         """A check's download (see :mod:`~scrapy_templates.urlnorm.checks`): how it ended —
@@ -250,6 +258,12 @@ class UrlRules:
         self.forms.store, self.forms.owner = store, owner
         self.sampling.store = store
         self.publisher.attach(store, owner)
+
+    async def start(self) -> None:
+        """Start the URL-rule worker now, so that it has loaded the learner by the time the
+        first host has enough samples (a few dozen downloads on a fast site)."""
+        if self.pool is not None:
+            await self.pool.start()
 
     async def flush(self, *, force: bool = False) -> None:
         """Move queued samples to the store; start learning for hosts that are due."""

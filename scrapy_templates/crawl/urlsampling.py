@@ -28,6 +28,8 @@ _FLUSH_EVERY = 10
 # a download sample waits for this many more responses of its host so that its page's item
 # sample can join it (one sample per page in the store, not two)
 _HOLD = 2 * _FLUSH_EVERY
+# a host is young while its sample is under this many times TEMPLATES_URL_MIN_SAMPLES
+_YOUNG = 5
 # a relearn that leaves a host's rules behaving as before doubles the samples to the next
 # one, up to this many times TEMPLATES_URL_LEARN_EVERY; one that changes them starts over
 _MAX_BACKOFF = 64
@@ -93,10 +95,11 @@ class UrlSampling:
         host.pending[sample.url] = sample if queued is None else queued.merged(sample)
 
     def add_download(self, site: str, sample: Sample, *, hold: bool, named: bool) -> None:
-        """Queue a download's sample; ``hold``: keep it for its page's item sample to join;
-        ``named``: the site names another URL for the page (store it now: duplicate
-        evidence the learner wants before the item's sample)."""
-        if hold:
+        """Queue a download's sample; ``hold``: keep it for its page's item sample to join
+        (unless the host is young: its evidence is wanted now, and the store's copy for the
+        item's sample joins it by URL); ``named``: the site names another URL for the page
+        (store it now: duplicate evidence the learner wants before the item's sample)."""
+        if hold and not self._young(self._of(site)):
             self._of(site).held[sample.url] = (sample, self.guard(site).responses)
             self._unflushed.add(site)
             return
@@ -127,7 +130,7 @@ class UrlSampling:
         """The samples of ``site`` to store now, in their stored form (none while a batch
         is filling)."""
         guard, host = self.guard(site), self._of(site)
-        batch_size = _FLUSH_EVERY if guard.has_rules else 1
+        batch_size = _FLUSH_EVERY if guard.has_rules and not self._young(host) else 1
         held = host.held
         ready = [url for url, (_, at) in held.items() if force or guard.responses - at >= _HOLD]
         waiting = len(host.pending) + len(ready)
@@ -146,10 +149,17 @@ class UrlSampling:
         window), later every ``learn_every`` times its backoff. A host that never gets
         rules is not relearned on every page."""
         host = self._of(site)
-        floor = 5 if self.guard(site).has_rules else 1
+        floor = 5 if self.guard(site).has_rules and not self._young(host) else 1
         step = min(self.learn_every * host.backoff, max(floor, host.learned_at // 10))
         grown = host.offered - host.learned_at
         return host.offered >= self.min_samples and grown >= step
+
+    def _young(self, host: _HostSamples) -> bool:
+        """Whether a host's sample is still small (under ``_YOUNG`` times the first
+        learning's): its first rules cover the first kinds of duplicates seen, and each
+        sample may bring another kind's evidence, so each is stored and learned from at
+        once (a learning of a few dozen samples takes milliseconds)."""
+        return host.offered < _YOUNG * self.min_samples
 
     def grown(self, site: str) -> bool:
         """Whether ``site``'s stored sample grew since it was last learned."""

@@ -128,6 +128,22 @@ class HostGuard(Generic[T]):
         """Whether a page whose canonical URL is ``url`` has been downloaded."""
         return self._downloaded(url_key(url))
 
+    def repeated_page(self, url: str, page_hash: str | None) -> str | None:
+        """The URL a download of ``url`` whose text hashes to ``page_hash`` repeats: the rules
+        in force take ``url`` for a page downloaded from another URL, and that download's
+        text hashed the same (``None`` otherwise). Such a download is the same page twice
+        by the rules and by what it says; its item would repeat the other's."""
+        if page_hash is None or self.ruleset is None:
+            return None
+        canonical = self.ruleset.apply(url)
+        if canonical == url:
+            return None
+        key = url_key(canonical)
+        witness = self._witness(canonical, key) if self._downloaded(key) else None
+        if witness is None or witness == url:
+            return None
+        return witness if self.checks.page_of(witness) == int(page_hash, 16) else None
+
     def _downloaded(self, key: int) -> bool:
         if key in self.raw or key in self.fresh:
             return True

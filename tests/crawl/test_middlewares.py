@@ -14,9 +14,11 @@ from scrapy import Request
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, Response
 
+from scrapy_templates.crawl import urlsampling
 from scrapy_templates.crawl.middlewares import (
     DEFERRED,
     ORIGINAL_URL,
+    DuplicateResponse,
     UrlRulesDownloaderMiddleware,
     UrlRulesSpiderMiddleware,
 )
@@ -117,6 +119,35 @@ async def test_downloader_middleware_records_html_responses() -> None:
     assert rules.guards.was_fetched("http://h.example/a?sid=2")
 
 
+async def test_a_download_that_repeats_a_page_by_rule_and_text_makes_no_item(
+    crawler: Any,
+) -> None:
+    """A request queued before the rule reaches the downloader and comes back: the rule
+    takes it for a page downloaded already, and its text is that page's, so it ends before
+    the spider; one whose text differs goes on (the rule may be wrong there)."""
+    rules = runtime(crawler).urls
+    rules.attach(MemoryStore(), "test")
+    mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
+    canonical = rules.guards.canonical(SID_URL)
+    body = b"<html><body>" + b"Display of item 17. " * 10 + b"</body></html>"
+    first = Request(canonical)
+    assert await mw.process_response(first, HtmlResponse(canonical, body=body)) is not None
+    other = b"<html><body>" + b"Display of item 18. " * 10 + b"</body></html>"
+    for sid, text, repeated in [("s1", body, True), ("s2", other, False)]:
+        url = SID_URL.replace("abc", sid)
+        request = Request(url)
+        response = HtmlResponse(url, body=text, request=request)
+        if repeated:
+            with pytest.raises(DuplicateResponse):
+                await mw.process_response(request, response)
+        else:
+            assert await mw.process_response(request, response) is response
+    assert crawler.stats.get_value("templates/urls/repeated_downloads") == 1
+    # the same text under a URL no rule rewrites is another page: it goes on
+    plain = Request("http://www.example.com/about")
+    assert await mw.process_response(plain, HtmlResponse(plain.url, body=body)) is not None
+
+
 async def test_an_error_page_is_no_sample() -> None:
     """Error pages read alike: a hundred URLs answering "Unknown commit" are not one page.
     Only the successful download is sampled."""
@@ -206,9 +237,15 @@ async def test_learning_starts_after_enough_samples() -> None:
     assert crawler.stats.get_value("templates/urls/rules") >= 1
 
 
-async def test_an_empty_rule_set_does_not_batch_the_evidence() -> None:
+@pytest.mark.parametrize("young", [False, True])
+async def test_an_empty_rule_set_does_not_batch_the_evidence(
+    young: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Until a host has a rule, each sample goes to the store at once (it decides when the
-    first rules come); a rule set learned with no rule in it changes nothing of that."""
+    first rules come); a rule set learned with no rule in it changes nothing of that. A host
+    with rules batches its samples once its sample is no longer young."""
+    if not young:
+        monkeypatch.setattr(urlsampling, "_YOUNG", 0)
     crawler = _crawler(TEMPLATES_URL_MIN_SAMPLES=1000)
     rules = runtime(crawler).urls
     rules.attach(MemoryStore(), "test")
@@ -220,7 +257,7 @@ async def test_an_empty_rule_set_does_not_batch_the_evidence() -> None:
     rules.guards.install(_ruleset(), source="test")  # a rule: samples now go in batches
     rules.note_response(f"http://{SITE}/q", f"http://{SITE}/q", b"<html>", (), True)
     await rules.flush()
-    assert crawler.stats.get_value("templates/urls/samples") == 3
+    assert crawler.stats.get_value("templates/urls/samples") == (4 if young else 3)
 
 
 def test_duplicate_prone_forms_without_a_rule_are_deferred(crawler: Any) -> None:
