@@ -345,7 +345,10 @@ def main() -> None:
         "applications (`benchmarks/webapps.py`), one request at a time, as "
         "`benchmarks/urlcrawls.py` describes. A page is what a reader sees; *pages lost* "
         "counts turned-away URLs whose page differs from the page the tool took them for and "
-        "was never downloaded.",
+        "was never downloaded. Every download counts, as the downloader got it: a URL rule's "
+        "check (a turned-away URL fetched anyway, a duplicate when the rule holds) and a "
+        "download that ends in the downloader as a repeat of a page downloaded before are "
+        "duplicate downloads too.",
         "",
         *urlcrawls.table(side_by_side, args.budget),
         "## Speed",
