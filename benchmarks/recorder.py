@@ -15,11 +15,13 @@ Enabled by ``benchmarks.crawl --record FILE``. One JSON line per event:
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import logging
 import re
 import time
+import zlib
 from pathlib import Path
 from typing import IO, Any
 
@@ -37,6 +39,25 @@ _AGES = re.compile(
     re.IGNORECASE,
 )
 _TURNED_AWAY = re.compile(r"^(Dropped|Rewrote) (\S+): the page of (\S+)$")
+
+
+def decoded_body(response: Response) -> bytes:
+    """The body as the spider gets it: a download is seen before Scrapy's
+    ``HttpCompressionMiddleware`` undoes its ``Content-Encoding``."""
+    body = response.body
+    for coding in reversed(response.headers.getlist(b"Content-Encoding")):
+        name = coding.strip().lower()
+        try:
+            if name in (b"gzip", b"x-gzip"):
+                body = gzip.decompress(body)
+            elif name == b"deflate":
+                try:
+                    body = zlib.decompress(body)
+                except zlib.error:
+                    body = zlib.decompress(body, -zlib.MAX_WBITS)
+        except (OSError, EOFError, zlib.error):
+            break  # as the spider would get it: the middleware would fail on it too
+    return body
 
 
 def page_identity(body: bytes, content_type: str = "text/html") -> str:
@@ -89,13 +110,14 @@ class Recorder:
 
     def response(self, response: Response, request: Request, spider: Any = None) -> None:
         kind = response.headers.get(b"Content-Type", b"").decode("latin-1")
+        body = decoded_body(response)
         self.write(
             {
                 "kind": "response",
                 "url": request.url,
                 "status": response.status,
-                "page": page_identity(response.body, kind),
-                "bytes": len(response.body),
+                "page": page_identity(body, kind),
+                "bytes": len(body),
             }
         )
 

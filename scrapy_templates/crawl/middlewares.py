@@ -194,6 +194,15 @@ class UrlRulesDownloaderMiddleware:
         if original and response.status >= 400:
             return self._fall_back(request, original)
         redirects = tuple(request.meta.get("redirect_urls", ()))
+        # only a request the rules could have turned away may end as a repeat: not one the
+        # user exempted or asked for again, not a check, not a fall-back from a rewrite
+        may_repeat = not (
+            request.meta.get(OPT_OUT)
+            or request.dont_filter
+            or request.method != "GET"
+            or check is not None
+            or original
+        )
         repeated = self.rules.note_response(
             request.url,
             response.url,
@@ -201,6 +210,7 @@ class UrlRulesDownloaderMiddleware:
             redirects,
             html,
             to_spider=to_spider,
+            may_repeat=may_repeat,
         )
         await self.rules.flush()
         if repeated is not None:

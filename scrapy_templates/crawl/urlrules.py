@@ -158,6 +158,7 @@ class UrlRules:
         html: bool,
         *,
         to_spider: bool = True,
+        may_repeat: bool = False,
     ) -> str | None:
         """Record a download: for the was-fetched test, the size estimate, and (for HTML) a
         sample with what the download alone tells — the hash of its text, the ``rel=canonical`` of
@@ -167,14 +168,15 @@ class UrlRules:
         evidence but does not make its page "downloaded": dropping a request for that page
         would lose its item.
 
-        Returns the URL of the page this download repeats, when the rules in force take it
-        for a page downloaded before and its text is that page's (a request queued before
-        the rule, already on its way): the caller ends it here, so that it makes no second
-        item (see :meth:`~scrapy_templates.urlnorm.guard.HostGuard.repeated_page`)."""
+        Returns, when ``may_repeat``, the URL of the page this download repeats: the rules
+        in force take it for a page downloaded before and its text is that page's (a request
+        queued before the rule, already on its way); the caller ends it here, so that it
+        makes no second item (see
+        :meth:`~scrapy_templates.urlnorm.guard.HostGuard.repeated_page`)."""
         site = host_site(final_url)
         host = self.guards.host(site)
         digest = page_hash(body) if html and self.enabled else None
-        repeated = host.repeated_page(final_url, digest) if to_spider else None
+        repeated = host.repeated_page(final_url, digest) if to_spider and may_repeat else None
         page = to_spider and repeated is None
         host.note_download({url, final_url}, len(body), page=page, page_hash=digest)
         if not (html and self.enabled):

@@ -1,10 +1,10 @@
 """A crawler's URL samples on their way to the store, and when each host is learned next.
 
 Samples go to the store at once while a host has no rules (they decide when its first rules
-come), then in batches of ``_FLUSH_EVERY``. A host is learned once
-``TEMPLATES_URL_MIN_SAMPLES`` of its pages are sampled, then as its sample grows by a tenth,
-and later every ``TEMPLATES_URL_LEARN_EVERY`` new samples — twice as many after each relearn
-that changed nothing (see ``_MAX_BACKOFF``).
+come) or is young (see :meth:`UrlSampling._young`), then in batches of ``_FLUSH_EVERY``. A host
+is learned once ``TEMPLATES_URL_MIN_SAMPLES`` of its pages are sampled, then as its sample
+grows by a tenth, and later every ``TEMPLATES_URL_LEARN_EVERY`` new samples — twice as many
+after each relearn that changed nothing (see ``_MAX_BACKOFF``).
 """
 
 from __future__ import annotations
@@ -145,9 +145,9 @@ class UrlSampling:
 
     def _due(self, site: str) -> bool:
         """Whether ``site`` is due a relearn: early on as the sample grows by a tenth (at
-        least 5 samples, or 1 while it has no rules: its first rules end the learning
-        window), later every ``learn_every`` times its backoff. A host that never gets
-        rules is not relearned on every page."""
+        least 5 samples, or 1 while it has no rules or is young), later every
+        ``learn_every`` times its backoff. A host that never gets rules is not relearned on
+        every page."""
         host = self._of(site)
         floor = 5 if self.guard(site).has_rules and not self._young(host) else 1
         step = min(self.learn_every * host.backoff, max(floor, host.learned_at // 10))

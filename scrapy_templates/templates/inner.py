@@ -8,11 +8,13 @@ pagelet of its own, flagged template. Aligning blocks across pages by their tag 
 Webstemmer does (``001_…`` step 1), says what the short page's pagelet holds: the footer's
 text at the footer's path. :class:`InnerTemplates` keeps, per site, the text of each template
 pagelet by the paths above it, and :meth:`InnerTemplates.cut` takes that text out of a
-content pagelet at one of those paths. Digits are compared as one digit, as the number-blind
-pattern of a pagelet is (a copyright's years change from page to page).
+content pagelet at one of those paths. Paths leave element ids out, as layout blocks do (a
+texinfo node's or a Sphinx section's id names one page). Digits are compared as one digit, as
+the number-blind pattern of a pagelet is (a copyright's years change from page to page).
 
 Bounded: a site keeps template texts of ``max_chars`` characters in all (each twice: as read,
-and number-blind); past that, new paths are not kept and a kept path's text does not grow.
+and number-blind); when a new path does not fit, paths flagged fewer than
+:data:`MIN_COPIES` times make room, oldest first.
 """
 
 from __future__ import annotations
@@ -20,14 +22,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from scrapy_templates.templates.variability import path_without_ids
+
 # How far above a template pagelet its text is looked for: a footer inside the content
 # column of a page inside a grid is a few steps below the pagelet that swallowed it.
 DEPTH = 4
 # Shorter template texts are left where they are: a heading's word or two ("Exports") may
 # well be the page's own.
 MIN_CHARS = 24
-# A template text is looked for once this many pages in a row had it (number-blind) at its
-# path: one page's flag is no habit of the site.
+# A template text is looked for once it was flagged this many times at its path since it
+# last changed (number-blind): one page's flag is no habit of the site.
 MIN_COPIES = 3
 
 _DIGITS = str.maketrans("123456789", "000000000")
@@ -43,7 +47,7 @@ class InnerTemplates:
 
     max_chars: int = 32_000
     chars: int = 0
-    last: dict[str, str] = field(default_factory=dict)  # as read
+    last: dict[str, str] = field(default_factory=dict)  # as read, oldest path first
     texts: dict[str, str] = field(default_factory=dict)  # number-blind
     copies: dict[str, int] = field(default_factory=dict)
     under: dict[str, set[str]] = field(default_factory=dict)
@@ -53,12 +57,16 @@ class InnerTemplates:
         for path, text, flag in zip(paths, texts, flags, strict=True):
             if not flag or len(text) < MIN_CHARS or "/" not in path:
                 continue
+            if "#" in path:
+                path = path_without_ids(path)
             last = self.last.get(path)
             if last == text:  # most pages: the text the last page had
                 self.copies[path] += 1
                 continue
             grown = len(text) - (len(last) if last is not None else 0)
-            if self.chars + grown > self.max_chars:
+            if self.chars + grown > self.max_chars and not self._make_room(grown, path):
+                if last is not None:
+                    self.copies[path] = 0  # its text changed: the old one is no habit now
                 continue
             self.chars += grown
             if last is None:
@@ -71,23 +79,52 @@ class InnerTemplates:
             self.texts[path] = masked
             self.copies[path] = self.copies.get(path, 0) + 1 if same else 1
 
+    def _make_room(self, needed: int, keep: str) -> bool:
+        """Forget paths flagged fewer than :data:`MIN_COPIES` times, oldest first, until
+        ``needed`` more characters fit; whether they do."""
+        for path in [p for p, n in self.copies.items() if n < MIN_COPIES and p != keep]:
+            if self.chars + needed <= self.max_chars:
+                break
+            self.chars -= len(self.last.pop(path))
+            del self.texts[path], self.copies[path]
+            steps = path.split("/")
+            for depth in range(max(1, len(steps) - DEPTH), len(steps)):
+                above = "/".join(steps[:depth])
+                held = self.under.get(above)
+                if held is not None:
+                    held.discard(path)
+                    if not held:
+                        del self.under[above]
+        return self.chars + needed <= self.max_chars
+
     def cut(self, path: str, text: str) -> str:
         """``text`` (a content pagelet's at ``path``) without the template texts found at
-        paths below it on other pages, each taken out where it stands as whole words."""
+        paths below it on other pages, longest first, each taken out wherever it stands as
+        whole words."""
+        if "#" in path:
+            path = path_without_ids(path)
         below = self.under.get(path)
         if not below or len(text) < MIN_CHARS:
             return text
-        masked = _masked(text)
-        for inner in below:
-            if self.copies[inner] < MIN_COPIES:
-                continue
-            template = self.texts[inner]
-            at = masked.find(template)
-            end = at + len(template)
-            if at < 0 or (at and not masked[at - 1].isspace()):
-                continue
-            if end < len(masked) and not masked[end].isspace():
-                continue
+        found = [p for p in below if self.copies[p] >= MIN_COPIES]
+        for inner in sorted(found, key=lambda p: (-len(self.texts[p]), p)):
+            text = _cut_words(text, self.texts[inner])
+        return text
+
+
+def _cut_words(text: str, template: str) -> str:
+    """``text`` without each whole-word occurrence of ``template`` (number-blind)."""
+    masked = _masked(text)
+    at = masked.find(template)
+    while at >= 0:
+        end = at + len(template)
+        whole = (not at or masked[at - 1].isspace()) and (
+            end == len(masked) or masked[end].isspace()
+        )
+        if whole:
             text = (text[:at].rstrip() + " " + text[end:].lstrip()).strip()
             masked = _masked(text)
-        return text
+            at = masked.find(template)
+        else:
+            at = masked.find(template, at + 1)
+    return text

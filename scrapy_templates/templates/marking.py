@@ -251,7 +251,7 @@ def _layout_flags(
     ]
     positions = [m and level == FRAME for m, level in zip(may, levels, strict=True)]
     framed = [False] * len(flags)
-    added = positions
+    added = positions  # no framing candidate: the frame positions alone
     if any(framing):
         headings = [is_heading(p.path) for p in pagelets]
         weights = [len(p.text) for p in pagelets]
@@ -259,9 +259,14 @@ def _layout_flags(
         framed = [p and not f for p, f in zip(peeled, flags, strict=True)]
         if any(positions):
             # frame positions are flagged wherever they lie: they are no part of what a
-            # page's bars would peel, nor of what must be left after them
+            # page's bars would peel, nor of what must be left after them; one framed the
+            # content only where the first peel found it at an edge
             settled = [f or p for f, p in zip(flags, positions, strict=True)]
             peeled = peel_edges(settled, framing, considered, headings, weights)
+            framed = [
+                p and not f and (fr or not pos)
+                for p, f, fr, pos in zip(peeled, flags, framed, positions, strict=True)
+            ]
         added = [p and not f for p, f in zip(peeled, flags, strict=True)]
     static = [s or a for s, a in zip(static, added, strict=True)]
     return [f or a for f, a in zip(flags, added, strict=True)], static, framed

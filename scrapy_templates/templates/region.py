@@ -140,7 +140,9 @@ class SiteRegion:
         at a node (a page too link-poor to be split there) says nothing about the node's
         children, so its weight leaves the vote.
         The descent stops above paths where pagelets end on most pages (``body/p``): a region
-        holds pagelets."""
+        holds pagelets. A sibling seen on no more pages than lack the child may be all theirs
+        (the plain pages of another layout) and does not count as text beside the child; the
+        counts cannot tell it from one beside the child on a few pages, a small cost there."""
         if not self.total:
             return None
         node = ""

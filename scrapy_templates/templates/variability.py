@@ -150,6 +150,11 @@ _ID = re.compile(r"#[^/]*")
 _without_ids = PathCache(8_000_000, lambda path: _ID.sub("", path), len)
 
 
+def path_without_ids(path: str) -> str:
+    """``path`` without its element ids (``body/div#Threads/p`` → ``body/div/p``), cached."""
+    return _without_ids(path)
+
+
 def block_keys(paths: Sequence[str]) -> list[BlockKey]:
     """Each block's key: its tag path without element ids, and how many blocks of the same
     path came before it. Ids name one page's node or section (texinfo's ``div#Threads``,

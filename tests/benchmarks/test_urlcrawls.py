@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from typing import Any
 
-from benchmarks.recorder import page_identity
+from scrapy.http import HtmlResponse
+
+from benchmarks.recorder import decoded_body, page_identity
 from benchmarks.urlcrawls import WINDOW, Crawl
 
 
@@ -58,3 +62,23 @@ def test_what_each_tool_turned_away() -> None:
         "http://h/c?sid=4": "http://h/c",
     }
     assert Crawl(events, {}).turned_away("plain Scrapy") == {}
+
+
+def test_the_recorder_reads_a_compressed_download_as_the_spider_would() -> None:
+    page = b"<html><body><p>Ticket 7: the bridge closed before dawn.</p></body></html>"
+    plain = HtmlResponse("http://h.example/t/7", body=page)
+    packed = HtmlResponse(
+        "http://h.example/t/7",
+        body=gzip.compress(page),
+        headers={"Content-Encoding": "gzip"},
+    )
+    assert decoded_body(packed) == page == decoded_body(plain)
+    squeezed = zlib.compress(page)
+    deflated = HtmlResponse(
+        "http://h.example/t/7", body=squeezed, headers={"Content-Encoding": "deflate"}
+    )
+    assert decoded_body(deflated) == page
+    broken = HtmlResponse(
+        "http://h.example/t/7", body=b"not gzip", headers={"Content-Encoding": "gzip"}
+    )
+    assert decoded_body(broken) == b"not gzip"

@@ -148,6 +148,29 @@ async def test_a_download_that_repeats_a_page_by_rule_and_text_makes_no_item(
     assert await mw.process_response(plain, HtmlResponse(plain.url, body=body)) is not None
 
 
+@pytest.mark.parametrize(
+    "exempt",
+    [
+        {"meta": {"dont_normalize": True}},
+        {"dont_filter": True},
+        {"method": "POST", "body": b"q=17"},
+    ],
+)
+async def test_a_request_the_rules_never_turn_away_never_ends_as_a_repeat(
+    crawler: Any, exempt: dict[str, Any]
+) -> None:
+    rules = runtime(crawler).urls
+    rules.attach(MemoryStore(), "test")
+    mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
+    canonical = rules.guards.canonical(SID_URL)
+    body = b"<html><body>" + b"Display of item 17. " * 10 + b"</body></html>"
+    await mw.process_response(Request(canonical), HtmlResponse(canonical, body=body))
+    request = Request(SID_URL.replace("abc", "s1"), **exempt)
+    response = HtmlResponse(request.url, body=body, request=request)
+    assert await mw.process_response(request, response) is response
+    assert not crawler.stats.get_value("templates/urls/repeated_downloads")
+
+
 async def test_an_error_page_is_no_sample() -> None:
     """Error pages read alike: a hundred URLs answering "Unknown commit" are not one page.
     Only the successful download is sampled."""
@@ -238,7 +261,7 @@ async def test_learning_starts_after_enough_samples() -> None:
 
 
 @pytest.mark.parametrize("young", [False, True])
-async def test_an_empty_rule_set_does_not_batch_the_evidence(
+async def test_evidence_is_batched_only_with_rules_and_past_a_young_sample(
     young: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Until a host has a rule, each sample goes to the store at once (it decides when the

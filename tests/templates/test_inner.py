@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from scrapy_templates.templates.inner import MIN_COPIES, InnerTemplates
+from scrapy_templates.templates.variability import path_without_ids
 
 COLUMN = "body/div#content"
 FOOTER = f"{COLUMN}/div.footer"
@@ -31,7 +32,7 @@ def test_a_footer_swallowed_by_the_content_column_is_cut_whatever_its_years() ->
 def test_the_text_is_cut_only_below_the_path_it_was_template_at() -> None:
     inner = _learned()
     text = f"A quoted notice: {NOTICE.format('1997-2026')}"
-    assert inner.cut("body/div#other", text) == text
+    assert inner.cut("body/aside", text) == text
     assert inner.cut("body", text) == "A quoted notice:"  # the column lies below the body
 
 
@@ -69,3 +70,42 @@ def test_the_texts_kept_are_bounded() -> None:
         inner.learn(paths, [f"A standing box number {n} of the site, now much longer " * 5], [True])
     assert inner.chars <= 1_000
     assert sum(map(len, inner.last.values())) == inner.chars
+
+
+def test_paths_leave_element_ids_out() -> None:
+    # texinfo names each node's element after the node: the footer's path is one path
+    inner = InnerTemplates()
+    for node in ("Threads", "Mutexes", "Atomics"):
+        inner.learn([f"body/div#{node}/div.footer"], [NOTICE.format("1997-2026")], [True])
+    assert inner.cut("body/div#Conditions", f"Conditions. {NOTICE.format('2003-2026')}") == (
+        "Conditions."
+    )
+
+
+def test_a_full_budget_forgets_paths_seen_once_and_keeps_the_habits() -> None:
+    inner = InnerTemplates(max_chars=200)
+    for _ in range(MIN_COPIES):
+        inner.learn([FOOTER], [NOTICE.format("1990-2026")], [True])
+    for n in range(40):  # one-off template blocks, each on one page
+        inner.learn([f"{COLUMN}/div.note{n}"], [f"A one-off standing note number {n}."], [True])
+    assert inner.chars <= 200
+    assert path_without_ids(FOOTER) in inner.texts, "a habit is never what makes room"
+    assert path_without_ids(f"{COLUMN}/div.note39") in inner.texts, "the newest found room"
+    assert inner.cut(COLUMN, f"Guide {NOTICE.format('1997-2026')}") == "Guide"
+
+
+def test_a_changed_text_that_does_not_fit_is_no_habit() -> None:
+    inner = _learned()
+    inner.max_chars = inner.chars  # full, and every path kept is a habit
+    inner.learn([FOOTER], [NOTICE.format("1997-2026") + " Now with much more text."], [True])
+    text = f"Guide {NOTICE.format('1997-2026')}"
+    assert inner.cut(COLUMN, text) == text
+
+
+def test_every_whole_word_copy_is_cut_longest_template_first() -> None:
+    inner = InnerTemplates()
+    short, long = "Back to the top of this page", "Back to the top of this page and the index"
+    for _ in range(MIN_COPIES):
+        inner.learn([f"{COLUMN}/p.a", f"{COLUMN}/p.b"], [short, long], [True, True])
+    text = f"One. {long} Two. x{short} Three. {short}"
+    assert inner.cut(COLUMN, text) == f"One. Two. x{short} Three."
