@@ -475,7 +475,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_URL_MIN_SAMPLES",
         20,
         POSITIVE,
-        "A host's rules are first learned once this many of its pages have been sampled.",
+        "A host's rules are first learned once this many of its pages have been sampled, or once a quarter of this many have been when three of its downloads repeated the text of a page already sampled.",
     ),
     Setting(
         "TEMPLATES_URL_LEARN_EVERY",

@@ -2,7 +2,8 @@
 
 Samples go to the store at once while a host has no rules (they decide when its first rules
 come) or is young (see :meth:`UrlSampling._young`), then in batches of ``_FLUSH_EVERY``. A host
-is learned once ``TEMPLATES_URL_MIN_SAMPLES`` of its pages are sampled, then as its sample
+is learned once ``TEMPLATES_URL_MIN_SAMPLES`` of its pages are sampled (a quarter of that once
+three of its downloads repeated a page's text), then as its sample
 grows by a tenth, and later every ``TEMPLATES_URL_LEARN_EVERY`` new samples — twice as many
 after each relearn that changed nothing (see ``_MAX_BACKOFF``).
 """
@@ -30,6 +31,8 @@ _FLUSH_EVERY = 10
 _HOLD = 2 * _FLUSH_EVERY
 # a host is young while its sample is under this many times TEMPLATES_URL_MIN_SAMPLES
 _YOUNG = 5
+# downloads repeating a page already sampled that make a young host ready for learning
+_EARLY_REPEATS = 3
 # a relearn that leaves a host's rules behaving as before doubles the samples to the next
 # one, up to this many times TEMPLATES_URL_LEARN_EVERY; one that changes them starts over
 _MAX_BACKOFF = 64
@@ -48,6 +51,9 @@ class _HostSamples:
     urgent: bool = False
     # the step between relearns, in TEMPLATES_URL_LEARN_EVERY
     backoff: int = 1
+    # while the host is young: the text hashes of its downloads, and how many repeated one
+    hashes: set[str] = field(default_factory=set)
+    repeats: int = 0
 
 
 class UrlSampling:
@@ -99,12 +105,20 @@ class UrlSampling:
         (unless the host is young: its evidence is wanted now, and the store's copy for the
         item's sample joins it by URL); ``named``: the site names another URL for the page
         (store it now: duplicate evidence the learner wants before the item's sample)."""
-        if hold and not self._young(self._of(site)):
-            self._of(site).held[sample.url] = (sample, self.guard(site).responses)
+        host = self._of(site)
+        young = self._young(host)
+        if young and sample.page_hash is not None:
+            if sample.page_hash in host.hashes:
+                host.repeats += 1
+            else:
+                host.hashes.add(sample.page_hash)
+        elif host.hashes:
+            host.hashes = set()  # grown up: the learner has the evidence now
+        if hold and not young:
+            host.held[sample.url] = (sample, self.guard(site).responses)
             self._unflushed.add(site)
             return
         self.add(sample)
-        host = self._of(site)
         host.urgent = host.urgent or named
 
     async def flush(self, *, force: bool = False) -> None:
@@ -152,7 +166,17 @@ class UrlSampling:
         floor = 5 if self.guard(site).has_rules and not self._young(host) else 1
         step = min(self.learn_every * host.backoff, max(floor, host.learned_at // 10))
         grown = host.offered - host.learned_at
-        return host.offered >= self.min_samples and grown >= step
+        return self._enough(host) and grown >= step
+
+    def _enough(self, host: _HostSamples) -> bool:
+        """Whether a host has the samples for learning: ``TEMPLATES_URL_MIN_SAMPLES`` of
+        them, or a quarter of that once :data:`_EARLY_REPEATS` downloads repeated a page
+        already sampled (a crawl caught between two pages whose links carry a fresh session
+        id has its evidence long before it has twenty pages; a larger setting still says
+        "wait")."""
+        if host.offered >= self.min_samples:
+            return True
+        return host.repeats >= _EARLY_REPEATS and host.offered >= self.min_samples // 4
 
     def _young(self, host: _HostSamples) -> bool:
         """Whether a host's sample is still small (under ``_YOUNG`` times the first
@@ -171,7 +195,7 @@ class UrlSampling:
         return [
             site
             for site, host in self._hosts.items()
-            if host.offered >= self.min_samples and host.offered > host.learned_at
+            if self._enough(host) and host.offered > host.learned_at
         ]
 
     def learning(self, site: str) -> None:

@@ -38,3 +38,30 @@ async def test_relearns_that_change_nothing_space_out() -> None:
     # changes leaves the tenth of the sample as the pace
     assert 20 <= runs <= 55
     assert rules.sampling._of("calm.test").backoff == 64
+
+
+async def test_a_young_host_whose_downloads_repeat_a_page_is_learned_before_twenty_samples() -> (
+    None
+):
+    """A crawl caught between two pages whose every link carries a fresh session id: three
+    downloads that repeat a page already sampled are evidence enough for a first learning."""
+    crawler = templates_crawler()
+    owner = runtime(crawler)
+    await owner.store.open()
+    rules: UrlRules = owner.urls
+    rules.attach(owner.store, owner.owner)
+    pages = {
+        n: b"<html><body>" + f"Article {n}: a report of its own. ".encode() * 4 + b"</body></html>"
+        for n in (56, 58)
+    }
+    for i in range(6):
+        n = (56, 58)[i % 2]
+        url = f"http://loop.test/article/{n}?sid=s{i}"
+        rules.note_response(url, url, pages[n], (), True)
+        await rules.flush()
+        await rules.wait_learning()
+    assert rules.stats is not None
+    assert rules.stats.get_value("templates/urls/learn_count", 0) >= 1
+    quiet = await learn_from_distinct_pages("quiet.test", 7)  # no repeat: not before twenty
+    assert quiet.stats is not None
+    assert not quiet.stats.get_value("templates/urls/learn_count")
