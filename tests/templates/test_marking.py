@@ -356,44 +356,23 @@ def test_page_navigation_answers_each_pagelet_once_when_asked(
     assert navigation.links(main) == 0 and len(asked) == 1, "no links: nothing to work out"
 
 
-@pytest.mark.parametrize(("level", "flagged"), [(BAR, True), (SHIFTING, False)])
-def test_a_bar_of_plain_titles_between_steady_links_frames_the_content(
-    level: int, flagged: bool
-) -> None:
-    # DocBook's navheader: two plain titles and two links, so not navigation by its words
-    header = (
-        "<div class=navheader><table><tr><th>Thread creation and joining</th></tr><tr>"
-        "<td><a href=/i.html>Prev</a></td><th>Part 2. Concurrency support library</th>"
-        "<td><a href=/m.html>Next</a></td></tr></table></div>"
-    )
-    see = "".join(f"<li><a href=/t{i}.html>Thread topic {i}</a></li>" for i in range(4))
-    page = parse_page(
-        f"<html><body><div id=nav>{NAV}</div><div id=main>{header}<h1>Threads</h1><p>Threads "
-        "run code side by side.</p><p>A thread starts from a function.</p><h2>See also</h2>"
-        f"<ul>{see}</ul><p>Last words on threads.</p></div></body></html>",
-        "http://a.test/threads.html",
-    )
-    levels = [level if "navheader" in p.path else DYNAMIC for p in page.pagelets]
-    evidence = _evidence()
-    evidence.models["a.test"] = TemplateModel("a.test", 1, 100, "body/div#main", 100)
-    marks = decide_page(page, PageCounts(10, {}, {}, 0, levels), evidence.site("a.test"), SETTINGS)
-    assert ("Prev" not in marks.content) is flagged
-    assert "A thread starts from a function." in marks.content
+# DocBook's navheader: two plain titles and two links, so not navigation by its words
+DOCBOOK_HEADER = (
+    "<div class=navheader><table><tr><th>Thread creation and joining</th></tr><tr>"
+    "<td><a href=/i.html>Prev</a></td><th>Part 2. Concurrency support library</th>"
+    "<td><a href=/m.html>Next</a></td></tr></table></div>"
+)
 
 
-@pytest.mark.parametrize(("level", "flagged"), [(FRAME, True), (SHIFTING, False)])
-def test_a_bar_of_plain_titles_at_a_frame_position_is_template(level: int, flagged: bool) -> None:
-    # the navheader is not navigation by its words, so only its level says it is a bar;
-    # on this page it lies under the content's heading, where no peeling reaches it
-    header = (
-        "<div class=navheader><table><tr><th>Thread creation and joining</th></tr><tr>"
-        "<td><a href=/i.html>Prev</a></td><th>Part 2. Concurrency support library</th>"
-        "<td><a href=/m.html>Next</a></td></tr></table></div>"
-    )
+def _with_docbook_header(level: int, *, first: bool) -> str:
+    """The content of a DocBook-like page whose navheader has stability ``level``, at the top
+    of the content (``first``) or under its heading and first paragraph."""
     see = "".join(f"<li><a href=/t{i}.html>Thread topic {i}</a></li>" for i in range(4))
+    top = DOCBOOK_HEADER if first else ""
+    middle = "" if first else DOCBOOK_HEADER
     page = parse_page(
-        f"<html><body><div id=nav>{NAV}</div><div id=main><h1>Threads</h1><p>Threads run "
-        f"code side by side.</p>{header}<p>A thread starts from a function.</p><h2>See "
+        f"<html><body><div id=nav>{NAV}</div><div id=main>{top}<h1>Threads</h1><p>Threads "
+        f"run code side by side.</p>{middle}<p>A thread starts from a function.</p><h2>See "
         f"also</h2><ul>{see}</ul><p>Last words on threads.</p></div></body></html>",
         "http://a.test/threads.html",
     )
@@ -401,6 +380,19 @@ def test_a_bar_of_plain_titles_at_a_frame_position_is_template(level: int, flagg
     evidence = _evidence()
     evidence.models["a.test"] = TemplateModel("a.test", 1, 100, "body/div#main", 100)
     marks = decide_page(page, PageCounts(10, {}, {}, 0, levels), evidence.site("a.test"), SETTINGS)
-    assert ("Prev" not in marks.content) is flagged
     assert "Threads run code side by side." in marks.content
     assert "A thread starts from a function." in marks.content
+    return marks.content
+
+
+@pytest.mark.parametrize(("level", "flagged"), [(BAR, True), (SHIFTING, False)])
+def test_a_bar_of_plain_titles_between_steady_links_frames_the_content(
+    level: int, flagged: bool
+) -> None:
+    assert ("Prev" not in _with_docbook_header(level, first=True)) is flagged
+
+
+@pytest.mark.parametrize(("level", "flagged"), [(FRAME, True), (SHIFTING, False)])
+def test_a_bar_of_plain_titles_at_a_frame_position_is_template(level: int, flagged: bool) -> None:
+    # only its level says it is a bar; under the content's heading no peeling reaches it
+    assert ("Prev" not in _with_docbook_header(level, first=False)) is flagged
