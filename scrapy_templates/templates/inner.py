@@ -19,6 +19,8 @@ and number-blind); when a new path does not fit, paths flagged fewer than
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -108,23 +110,21 @@ class InnerTemplates:
             return text
         found = [p for p in below if self.copies[p] >= MIN_COPIES]
         for inner in sorted(found, key=lambda p: (-len(self.texts[p]), p)):
-            text = _cut_words(text, self.texts[inner])
+            text = _cut_words(text, _pattern(self.texts[inner]))
         return text
 
 
-def _cut_words(text: str, template: str) -> str:
-    """``text`` without each whole-word occurrence of ``template`` (number-blind)."""
-    masked = _masked(text)
-    at = masked.find(template)
-    while at >= 0:
-        end = at + len(template)
-        whole = (not at or masked[at - 1].isspace()) and (
-            end == len(masked) or masked[end].isspace()
-        )
-        if whole:
-            text = (text[:at].rstrip() + " " + text[end:].lstrip()).strip()
-            masked = _masked(text)
-            at = masked.find(template)
-        else:
-            at = masked.find(template, at + 1)
-    return text
+@functools.lru_cache(maxsize=4096)
+def _pattern(template: str) -> re.Pattern[str]:
+    """A number-blind template as a pattern of whole words: its digits (masked to "0") match
+    any digit, and it stands between white space or the text's ends. Searching the text
+    with it costs no copy of the text, which may be a long content column."""
+    body = re.escape(template).replace("0", r"\d")
+    return re.compile(rf"(?<!\S){body}(?!\S)")
+
+
+def _cut_words(text: str, pattern: re.Pattern[str]) -> str:
+    """``text`` without each whole-word occurrence of ``pattern``."""
+    if pattern.search(text) is None:
+        return text
+    return " ".join(part.strip() for part in pattern.split(text) if part.strip())
