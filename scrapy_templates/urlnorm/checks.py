@@ -236,9 +236,10 @@ class RuleChecks(Generic[T]):
             if turned != url:
                 self._ready_check(Check(token, turned, target, url, rule), kind)
 
-    def page_of(self, url: str) -> int | None:
-        """The text hash of the page downloaded from ``url`` (``None``: not known)."""
-        return self._pages.get(url_key(url))
+    def same_page(self, url: str, page_hash: str) -> bool:
+        """Whether the page downloaded from ``url`` had the text hash ``page_hash`` (false
+        when its hash is not known)."""
+        return self._pages.get(url_key(url)) == _digest(page_hash)
 
     def cancel(self, rules: set[str]) -> None:
         """Forget the checks not yet sent of ``rules`` (retracted: their requests go again)."""

@@ -142,7 +142,7 @@ class HostGuard(Generic[T]):
         witness = self._witness(canonical, key) if self._downloaded(key) else None
         if witness is None or witness == url:
             return None
-        return witness if self.checks.page_of(witness) == int(page_hash, 16) else None
+        return witness if self.checks.same_page(witness, page_hash) else None
 
     def _downloaded(self, key: int) -> bool:
         if key in self.raw or key in self.fresh:
