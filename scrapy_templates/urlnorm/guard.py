@@ -14,12 +14,12 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 from scrapy_templates.urlnorm.checks import Check, RuleChecks
 from scrapy_templates.urlnorm.jobs import Keyed
 from scrapy_templates.urlnorm.rules import RuleSet
-from scrapy_templates.urlnorm.url import url_key
+from scrapy_templates.urlnorm.url import split_url, url_key
 
 T = TypeVar("T")
 
@@ -230,8 +230,8 @@ class HostGuard(Generic[T]):
         dropped = self.ruleset.dropped_query_keys
         if not parts.query or not dropped:
             return None
-        keys = tuple(sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)}))
-        if not any(f"?{k}" in dropped for k in keys) or self.ruleset.apply(url) != url:
+        keys = tuple(sorted({k for k, _ in split_url(url) if k.startswith("?")}))
+        if not any(k in dropped for k in keys) or self.ruleset.apply(url) != url:
             return None
         return parts.netloc, parts.path, keys
 

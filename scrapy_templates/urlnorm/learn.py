@@ -107,6 +107,23 @@ class _Training:
         self.min_support = 1
         self.votes = np.zeros(len(self.urls))
         self.value_ids: dict[Token, int] = {t: i for i, t in enumerate(tree.columns.tokens)}
+        self.keys: list[UrlKeys] = []
+        self._relevant: dict[str, set[tuple[tuple[str, Value], ...]]] = {}
+
+    def relevant_on(self, key: str) -> set[tuple[tuple[str, Value], ...]]:
+        """The paths (:func:`_path_of`) where ``key`` was seen to matter: two URLs that differ
+        in ``key`` alone (its value, or whether it is there) are distinct pages."""
+        found = self._relevant.get(key)
+        if found is None:
+            first: dict[tuple[tuple[str, Value], ...], int] = {}
+            found = set()
+            for i, url in enumerate(self.keys):
+                rest = tuple(p for p in url.pairs if p[0] != key)
+                cluster = int(self.clusters[i])
+                if first.setdefault(rest, cluster) != cluster:
+                    found.add(_path_of(url))
+            self._relevant[key] = found
+        return found
 
     def member(self, url: int, node: int) -> bool:
         found = self.in_node[node]
@@ -136,6 +153,7 @@ def learn_rules(
     keys = [split_url(u) for u in urls]
     tree = build_tree(keys, clusters, min_share=cfg.min_share, vary_max=cfg.fake_max)
     data = _Training(urls, tree, np.asarray(clusters))
+    data.keys = keys
     data.fpr_max = cfg.fpr_max
     data.min_support = cfg.min_support
     data.votes = np.zeros(len(urls)) if votes is None else np.asarray(votes, dtype=float)
@@ -357,10 +375,58 @@ def _measure(
     values seen not to matter: the rule is refused. Pages that a rule turned away would
     never be downloaded, so no later sample could refute it."""
     support, fpr, pins = _run_candidate(data, keys, cand, cfg, rng, ())
-    if not pins:
-        return (0, fpr, ()) if pins is None else (support, fpr, ())
-    support, fpr, more = _run_candidate(data, keys, cand, cfg, rng, pins)
-    return (support, fpr, pins) if more == () else (0, fpr, ())
+    if pins:
+        support, fpr, more = _run_candidate(data, keys, cand, cfg, rng, pins)
+        if more != ():
+            return 0, fpr, ()
+    elif pins is None:
+        return 0, fpr, ()
+    if support and _contradicted(data, keys, cand, pins, rng):
+        return 0, fpr, ()
+    return support, fpr, pins
+
+
+def _contradicted(
+    data: _Training,
+    keys: list[UrlKeys],
+    cand: Candidate,
+    when: tuple[tuple[str, Value], ...],
+    rng: random.Random,
+) -> bool:
+    """Whether the rule drops or overwrites a key, whatever its value, on a path where that
+    key was seen to matter (ours; :meth:`_Training.relevant_on`). The false-positive rate
+    only sees the URLs the rule rewrites: a rule pinned to one file of a repository browser
+    (``f=mod5.py``, any commit ``hb``), learned while that file had not changed, is
+    contradicted by the other files, whose commits do change the page."""
+    sample = _at_most(_admitted(data, cand.source, when).tolist(), _CONTRADICTION_SAMPLE, rng)
+    # a value the source's pattern fixes or ``when`` pins was measured on its own URLs;
+    # another value of its key mattering says nothing of it (``status=closed`` is the tool's
+    # page, ``status=new`` is not)
+    pattern = data.tree.pattern(cand.source)
+    fixed = {k for k, v in pattern.items() if v != "*"} | {k for k, _ in when}
+    moved = {op.source for op in cand.ops if op.source is not None} | fixed
+    for m in sample:
+        before = keys[m]
+        after = apply_ops(before, (cand.ops,))
+        if after is None:
+            continue
+        now = after.as_dict()
+        for key, value in before.pairs:
+            if key in moved or now.get(key, ABSENT) == value:
+                continue
+            if _path_of(before) in data.relevant_on(key):
+                return True
+    return False
+
+
+# source URLs of a candidate looked at for keys seen to matter
+_CONTRADICTION_SAMPLE = 200
+
+
+def _path_of(keys: UrlKeys) -> tuple[tuple[str, Value], ...]:
+    """The path keys of a URL (segments, extension, rootless path): what a key's relevance
+    is known by."""
+    return tuple(p for p in keys.pairs if p[0].startswith("path") or p[0] == "ext")
 
 
 def _run_candidate(

@@ -107,10 +107,12 @@ class PatternTree:
         node = self.nodes[node_id]
         fixed = {k: v for k, v in self.pattern(node_id).items() if v != "*"}
         pairs: list[tuple[str, Value]] = []
-        for key, _ in node.example:
+        for key, value in node.example:
             if key in fixed:
                 token = fixed[key]
                 pairs.append((key, None if isinstance(token, Absent) else token))
+            elif key == "qsep":  # how the example's query is written, not a value
+                pairs.append((key, value))
             else:
                 pairs.append((key, "*"))
         return to_url(pairs)

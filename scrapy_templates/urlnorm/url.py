@@ -13,6 +13,9 @@ A URL is cut at its delimiters only — nothing is decoded, lowercased or reorde
 ``ext``                   extension of the last segment (``php`` of ``show.php``)
 ``;name``                 a ``;``-parameter of the last segment
 ``?name``                 a query parameter
+``qsep``                  ``;`` when the query's parameters are separated by ``;`` instead of
+                          ``&`` (gitweb's ``?p=x.git;a=blob``): a query with ``;`` and no
+                          ``&`` whose every item has a ``=``
 ``#``                     the fragment
 ========================  ==========================================================
 
@@ -132,10 +135,20 @@ def split_url(url: str) -> UrlKeys:
         else:
             pairs.append(("path", path))
     if query is not None:
-        pairs.extend(_items(query, "&", "?", "&"))
+        if _semicolon_query(query):
+            pairs.append(("qsep", ";"))
+            pairs.extend(_items(query, ";", "?", "&"))
+        else:
+            pairs.extend(_items(query, "&", "?", "&"))
     if fragment is not None:
         pairs.append(("#", fragment))
     return UrlKeys(tuple(pairs))
+
+
+def _semicolon_query(query: str) -> bool:
+    """Whether ``query`` separates its parameters by ``;`` (HTML 4, B.2.2): it has a ``;``, no
+    ``&``, and every ``;``-item is ``name=value`` (``q=a;b`` is one parameter with a ``;``)."""
+    return ";" in query and "&" not in query and all("=" in item for item in query.split(";"))
 
 
 def _host_port(hostport: str) -> tuple[str, str | None]:
@@ -182,14 +195,14 @@ def to_url(keys: UrlKeys | Iterable[tuple[str, Value]]) -> str:
         out.append(_authority(single, hosts))
     out.append(_path(single, segments, params))
     if query:
-        out.append("?" + _join_items(query, "&", "&"))
+        out.append("?" + _join_items(query, single.get("qsep") or "&", "&"))
     fragment = single.get("#")
     if fragment is not None:
         out.append("#" + fragment)
     return "".join(out)
 
 
-_SINGLE_KEYS = frozenset({"scheme", "user", "port", "path", "ext", "#"})
+_SINGLE_KEYS = frozenset({"scheme", "user", "port", "path", "ext", "qsep", "#"})
 
 
 def _sort_keys(
@@ -220,6 +233,8 @@ def _sort_keys(
         elif key.startswith("host_"):
             hosts[int(key[5:])] = value or ""
         elif key in _SINGLE_KEYS:
+            if key == "qsep" and value not in (";", None):
+                raise ValueError(f"not a query separator: {value!r}")
             single[key] = value
         else:
             raise ValueError(f"not a URL key: {key!r}")

@@ -125,7 +125,7 @@ def test_new_rules_forget_what_old_rules_called_downloaded() -> None:
 
 def test_a_suspect_form_carries_a_parameter_the_rules_drop_elsewhere() -> None:
     guard = _guard()
-    assert guard.suspect_form(ODD_URL) == (SITE, "/archive1/17/display", ("page", "sid"))
+    assert guard.suspect_form(ODD_URL) == (SITE, "/archive1/17/display", ("?page", "?sid"))
     assert guard.suspect_form(SID_URL) is None, "a rule rewrites it"
     assert guard.suspect_form("http://www.example.com/archive1/17/display") is None
     assert HostGuard[str]().suspect_form(ODD_URL) is None

@@ -5,7 +5,13 @@ from urllib.parse import urlsplit
 
 from scrapy_templates.urlnorm.clusters import Sample
 from scrapy_templates.urlnorm.learn import LearnConfig, learn_from_samples, learn_rules
-from tests.urlnorm.url_sets import circle_site, listing_site, mirror_site, query_site
+from tests.urlnorm.url_sets import (
+    circle_site,
+    listing_site,
+    mirror_site,
+    query_site,
+    semicolon_site,
+)
 
 
 def _groups(ruleset, urls, clusters):
@@ -117,6 +123,33 @@ def test_figure_7_circles_and_shared_sources_give_one_destination() -> None:
     # pages seen in one format only are generalised to, and kept apart in, the same format
     singles = {ruleset.apply(f"http://c.example/item/{i}") for i in range(30, 60)}
     assert len(singles) == 30
+
+
+def test_a_query_separated_by_semicolons_is_learned_parameter_by_parameter() -> None:
+    urls, clusters = semicolon_site()
+    ruleset = learn_rules(urls, clusters).ruleset
+    base = "http://git.example/cgi-bin/gitweb.cgi?p=project.git"
+    for pid in range(30, 40):  # files never seen: the rule carries
+        diff = f"{base};a=blobdiff;f=src/mod{pid}.py"
+        assert ruleset.apply(diff + ";ds=inline") == ruleset.apply(diff)
+        assert ruleset.apply(diff).count(";") == 2  # still written with ';'
+    assert len({ruleset.apply(u) for u in urls}) == len(set(clusters))
+
+
+def test_a_key_that_matters_on_its_path_is_not_dropped_for_one_file() -> None:
+    """A repository browser's blob views: one file did not change over the eight commits
+    seen, the others did. Dropping the commit for that file alone would turn its later
+    versions away unseen: the commit matters on this path."""
+    urls: list[str] = []
+    clusters: list[int] = []
+    base = "http://g.example/gitweb.cgi?p=r.git;a=blob"
+    for f in range(6):
+        for c in range(8):
+            urls.append(f"{base};f=file{f}.py;hb=c{c:03d}")
+            clusters.append(0 if f == 0 else len(urls))
+    ruleset = learn_rules(urls, clusters).ruleset
+    later = f"{base};f=file0.py;hb=c999"
+    assert ruleset.apply(later) == later
 
 
 def test_near_duplicate_pages_under_a_large_template_do_not_merge() -> None:

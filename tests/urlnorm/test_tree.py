@@ -70,3 +70,14 @@ def test_unknown_url_stops_where_it_leaves_the_patterns() -> None:
     assert tree.match(split_url("https://other.example/x").as_dict()) == []
     path = tree.match(split_url("http://www.example.com/x/y/z/w").as_dict())
     assert path == [0]
+
+
+def test_a_pattern_of_a_query_written_with_semicolons_reads_as_a_url() -> None:
+    """A lone search page among a repository browser's views is a node of its own whose
+    keys are all generalised: its pattern keeps the ``;`` it is written with."""
+    urls = [f"http://g.example/gitweb.cgi?p=r{i}.git;a=log" for i in range(40)]
+    urls += [f"http://g.example/gitweb.cgi?a=opml{i}" for i in range(10)]
+    urls.append("http://g.example/gitweb.cgi?p=r.git;a=search;s=Ann;st=author")
+    tree = build_tree([split_url(u) for u in urls], list(range(51)))
+    globs = [tree.glob(n.id) for n in tree.nodes]
+    assert "http://g.example/gitweb.cgi?p=*;a=*;s=*;st=*" in globs

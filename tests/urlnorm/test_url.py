@@ -40,6 +40,29 @@ def test_repeated_names_get_occurrence_keys() -> None:
     assert to_url(split_url("http://h/?t=1&t=2&t")) == "http://h/?t=1&t=2&t"
 
 
+def test_a_query_separated_by_semicolons_has_one_key_per_parameter() -> None:
+    url = "http://h/gitweb.cgi?p=project.git;a=blob;f=a.py;f=b.py"
+    keys = split_url(url).as_dict()
+    assert keys["qsep"] == ";"
+    assert keys["?p"] == "project.git" and keys["?a"] == "blob"
+    assert keys["?f"] == "a.py" and keys["?f&2"] == "b.py"
+    assert to_url(split_url(url)) == url
+    without_file = [(k, v) for k, v in split_url(url) if not k.startswith("?f")]
+    assert to_url(without_file) == "http://h/gitweb.cgi?p=project.git;a=blob"
+
+
+@pytest.mark.parametrize("query", ["q=a;b", "a=1;b=2&c=3", "a=1", ";"])
+def test_a_semicolon_inside_a_value_or_beside_an_ampersand_separates_nothing(query: str) -> None:
+    keys = split_url(f"http://h/?{query}").as_dict()
+    assert "qsep" not in keys
+    assert len([k for k in keys if k.startswith("?")]) == query.count("&") + 1
+
+
+def test_only_a_semicolon_separates_a_query() -> None:
+    with pytest.raises(ValueError, match="separator"):
+        to_url([("path_0", "x"), ("qsep", "|"), ("?a", "1")])
+
+
 def test_ipv6_host_and_port() -> None:
     keys = split_url("http://[::1]:8000/x").as_dict()
     assert keys["host_0"] == "[::1]"

@@ -78,3 +78,20 @@ def listing_site() -> tuple[list[str], list[int]]:
         urls.append(f"http://l.example/category/c{6 + page}/?page={page}&sid=0001")
         clusters.append(300 + page)
     return urls, clusters
+
+
+def semicolon_site(pages: int = 30) -> tuple[list[str], list[int]]:
+    """A repository browser whose query separates parameters by ``;`` (gitweb): each file's
+    diff with and without ``ds=inline`` (the same page), and a blob and a log page per file."""
+    urls: list[str] = []
+    clusters: list[int] = []
+    base = "http://git.example/cgi-bin/gitweb.cgi?p=project.git"
+    for pid in range(pages):
+        urls += [
+            f"{base};a=blobdiff;f=src/mod{pid}.py",
+            f"{base};a=blobdiff;f=src/mod{pid}.py;ds=inline",
+        ]
+        clusters += [pid, pid]
+        urls += [f"{base};a=blob;f=src/mod{pid}.py", f"{base};a=log;f=src/mod{pid}.py"]
+        clusters += [1000 + pid, 2000 + pid]
+    return urls, clusters
