@@ -137,15 +137,15 @@ def test_a_query_separated_by_semicolons_is_learned_parameter_by_parameter() -> 
 
 
 def test_a_key_that_matters_on_its_path_is_not_dropped_for_one_file() -> None:
-    """A repository browser's blob views: one file did not change over the eight commits
-    seen, the others did. Dropping the commit for that file alone would turn its later
+    """A repository browser's blob views: one file did not change over the eight commits it
+    was seen at, the others did. Dropping the commit for that file alone would turn its later
     versions away unseen: the commit matters on this path."""
     urls: list[str] = []
     clusters: list[int] = []
     base = "http://g.example/gitweb.cgi?p=r.git;a=blob"
     for f in range(6):
         for c in range(8):
-            urls.append(f"{base};f=file{f}.py;hb=c{c:03d}")
+            urls.append(f"{base};f=file{f}.py;hb=c{5 * f + c:03d}")
             clusters.append(0 if f == 0 else len(urls))
     ruleset = learn_rules(urls, clusters).ruleset
     later = f"{base};f=file0.py;hb=c999"
