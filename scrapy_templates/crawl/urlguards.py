@@ -110,6 +110,9 @@ class UrlGuards:
             return
         for check in checks:
             self.crawler.engine.crawl(_check_request(check))
+            logger.debug(
+                "Checking %s: the page of %s? (rule %s)", check.url, check.witness, check.rule
+            )
         self._inc("templates/urls/checks", len(checks))
 
     def retract(self, site: str, first: str, second: str) -> bool:
@@ -195,6 +198,7 @@ class UrlGuards:
             meta[ORIGINAL_URL] = request.url
         self.crawler.engine.crawl(request.replace(url=url, meta=meta, dont_filter=True))
         self._inc("templates/urls/revisited")
+        logger.debug("Sent again %s (asked for as %s): the rules changed", url, request.url)
 
     def check_counts(self, site: str) -> dict[str, tuple[int, int]]:
         """Each rule's ``(checked, held)`` in this crawl, by signature."""
