@@ -115,10 +115,11 @@ class UrlGuards:
             )
         self._inc("templates/urls/checks", len(checks))
 
-    def retract(self, site: str, first: str, second: str) -> bool:
+    def retract(self, site: str, first: str, second: str, rule: str = "") -> bool:
         """Retract the rules of ``site`` that merge the distinct pages ``first`` and
-        ``second``, and send again the requests they turned away; whether one was."""
-        again = self.host(site).retract(first, second)
+        ``second`` (as a check of ``rule`` found), and send again the requests they turned
+        away; whether one was."""
+        again = self.host(site).retract(first, second, rule)
         if again is None:
             return False
         self._send_again(again)

@@ -213,7 +213,9 @@ class UrlRules:
     def _ended(self, site: str, outcome: Outcome) -> None:
         """Count a check's outcome; retract the rule of a failed one."""
         self._inc(f"templates/urls/checks/{outcome.status}")
-        if outcome.status != FAILED or not self.guards.retract(site, outcome.url, outcome.witness):
+        if outcome.status != FAILED:
+            return
+        if not self.guards.retract(site, outcome.url, outcome.witness, outcome.rule):
             return
         self._inc("templates/urls/rules_retracted")
         logger.warning(

@@ -218,3 +218,41 @@ def test_after_a_retraction_only_pages_downloaded_under_their_own_url_count() ->
     guard.retract(SID_URL, variant)
     assert not guard.was_fetched(canonical)
     assert guard.was_fetched(variant)
+
+
+def _proven_drops(guard: HostGuard[str]) -> tuple[str, list[str]]:
+    """Three variants of a downloaded page dropped by a rule whose three checks held."""
+    canonical = guard.canonical(SID_URL)
+    guard.note_download([canonical], 100, page=True)
+    variants = [SID_URL.replace("abc", s) for s in ("x1", "x2", "x3")]
+    for n, url in enumerate(variants):
+        assert guard.decide(url, f"r{n}", queued=False).action == DROP
+    assert guard.ruleset is not None
+    rule = guard.ruleset.signature(guard.ruleset.resolve(SID_URL)[2] or 0)
+    guard.checks.proven({rule: (3, 3)})
+    return rule, variants
+
+
+def test_a_relearn_without_a_rule_whose_checks_held_sends_nothing_again() -> None:
+    guard = _guard()
+    _proven_drops(guard)
+    empty = RuleSet(site=SITE, version=9, nodes={}, rules={})
+    assert guard.install(empty, resend=True) == []
+
+
+def test_a_failed_check_of_a_rule_no_longer_in_force_sends_its_requests_again() -> None:
+    guard = _guard()
+    rule, variants = _proven_drops(guard)
+    guard.install(RuleSet(site=SITE, version=9, nodes={}, rules={}), resend=True)
+    assert guard.retract(variants[0], guard.canonical(SID_URL), "another rule") is None
+    again = guard.retract(variants[0], guard.canonical(SID_URL), rule)
+    assert again is not None
+    assert sorted(r.url for r in again) == variants
+
+
+def test_a_rule_whose_checks_did_not_all_hold_is_not_taken_at_its_word() -> None:
+    guard = _guard()
+    rule, variants = _proven_drops(guard)
+    guard.checks.proven({rule: (4, 3)})
+    again = guard.install(RuleSet(site=SITE, version=9, nodes={}, rules={}), resend=True)
+    assert sorted(r.url for r in again) == variants
