@@ -104,6 +104,23 @@ def peel_edges(
 
 
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+# elements that hold a page's own content: a ``nav`` within one belongs to it (a table of
+# contents), not to the page's frame
+_CONTENT_TAGS = frozenset({"main", "article"})
+
+
+def in_navigation(path: str) -> bool:
+    """Whether a pagelet lies in an HTML5 ``nav`` element outside ``main`` and ``article``:
+    the page's own menu or sidebar, template by the author's word before any page of the site
+    is counted (a site's first pages each show another section's menu, which counting cannot
+    flag until the section comes back)."""
+    for step in path.split("/"):
+        tag = step.partition(".")[0].partition("#")[0]
+        if tag in _CONTENT_TAGS:
+            return False
+        if tag == "nav":
+            return True
+    return False
 
 
 def is_heading(path: str) -> bool:

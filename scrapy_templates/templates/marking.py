@@ -20,6 +20,7 @@ from scrapy_templates.page import Page
 from scrapy_templates.sites import page_id
 from scrapy_templates.templates.decide import (
     Thresholds,
+    in_navigation,
     is_heading,
     main_region,
     mark_pagelets,
@@ -159,6 +160,7 @@ def decide_page(
     nav = PageNavigation(page) if navigation is None else navigation
     main_path = evidence.main_path() if settings.main_share > 0 else None
     flags = _count_flags(page, counts, main_path, nav, settings)
+    flags = [f or in_navigation(p.path) for f, p in zip(flags, page.pagelets, strict=True)]
     if counts.section is not None:
         flags = [f or s for f, s in zip(flags, counts.section, strict=True)]
     static = [False] * len(flags)

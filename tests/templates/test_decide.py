@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from scrapy_templates.templates.decide import (
     Thresholds,
+    in_navigation,
     is_heading,
     is_template,
     main_region,
@@ -136,3 +137,12 @@ def test_peel_edges_leaves_a_page_more_than_its_frames() -> None:
     assert peel_edges(*three, [10, 200, 50]) == [False, False, True]
     # a link-poor page whose content is one block, shifting like its neighbours' content
     assert peel_edges(*three, [10, 50, 200]) == [False, False, False]
+
+
+def test_a_nav_element_is_navigation_unless_within_the_content() -> None:
+    assert in_navigation("body/div#container/aside#leftnav/nav.tube/ul")
+    assert in_navigation("body/nav")
+    assert not in_navigation("body/main/nav.toc/ul")
+    assert not in_navigation("body/div/article/nav/ul")
+    assert not in_navigation("body/div.navbar/ul")  # a class, not the element
+    assert not in_navigation("body/div#nav/ul")
