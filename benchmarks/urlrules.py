@@ -313,7 +313,8 @@ def main() -> None:
         half = next(v for k, v in table.items() if k.startswith("rules learned from half"))
         lines += [
             "",
-            f"From all URLs: {int(ours['rules'])} rules, learned in {ours['learn_seconds']:.2f} "
+            f"From all URLs: {int(ours['rules'])} rule{'' if ours['rules'] == 1 else 's'}, "
+            f"learned in {ours['learn_seconds']:.2f} "
             f"s. From half the pages: lowest run {half['lowest']:.3f} of ideal, highest fpr "
             f"{half['worst_fpr']:.4f}.",
             "",

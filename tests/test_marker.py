@@ -20,7 +20,7 @@ MENU = "".join(f'<li><a href="/topic/{i}">Topic number {i}</a></li>' for i in ra
 def page(n: int) -> str:
     story = STORIES[n % len(STORIES)]
     return (
-        f"<html><body><nav><ul>{MENU}</ul></nav><main><h1>Report {n}</h1>"
+        f"<html><body><div id=menu><ul>{MENU}</ul></div><main><h1>Report {n}</h1>"
         f"<p>{story} Page {n} tells it in full.</p><p>{STORIES[(n + 3) % len(STORIES)]}</p>"
         "</main><footer>Example press, all rights kept</footer></body></html>"
     )

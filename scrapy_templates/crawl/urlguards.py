@@ -115,11 +115,17 @@ class UrlGuards:
             )
         self._inc("templates/urls/checks", len(checks))
 
-    def retract(self, site: str, first: str, second: str, rule: str = "") -> bool:
+    def release(self, site: str, rule: str) -> int:
+        """Send again the requests that ``rule``, no longer in force on ``site``, held turned
+        away (a check of it failed); how many."""
+        again = self.host(site).release(rule)
+        self._send_again(again)
+        return len(again)
+
+    def retract(self, site: str, first: str, second: str) -> bool:
         """Retract the rules of ``site`` that merge the distinct pages ``first`` and
-        ``second`` (as a check of ``rule`` found), and send again the requests they turned
-        away; whether one was."""
-        again = self.host(site).retract(first, second, rule)
+        ``second``, and send again the requests they turned away; whether one was."""
+        again = self.host(site).retract(first, second)
         if again is None:
             return False
         self._send_again(again)

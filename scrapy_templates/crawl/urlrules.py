@@ -215,7 +215,20 @@ class UrlRules:
         self._inc(f"templates/urls/checks/{outcome.status}")
         if outcome.status != FAILED:
             return
-        if not self.guards.retract(site, outcome.url, outcome.witness, outcome.rule):
+        if not self.guards.retract(site, outcome.url, outcome.witness):
+            released = self.guards.release(site, outcome.rule)
+            if released:
+                self._inc("templates/urls/released", released)
+                logger.info(
+                    "scrapy-templates: a check of a URL rule of %s no longer in force failed "
+                    "(%s): %s is not the page of %s; the %d requests it turned away are sent "
+                    "again",
+                    site,
+                    outcome.rule,
+                    outcome.url,
+                    outcome.witness,
+                    released,
+                )
             return
         self._inc("templates/urls/rules_retracted")
         logger.warning(

@@ -109,18 +109,19 @@ HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _CONTENT_TAGS = frozenset({"main", "article"})
 
 
-def in_navigation(path: str) -> bool:
-    """Whether a pagelet lies in an HTML5 ``nav`` element outside ``main`` and ``article``:
-    the page's own menu or sidebar, template by the author's word before any page of the site
-    is counted (a site's first pages each show another section's menu, which counting cannot
-    flag until the section comes back)."""
-    for step in path.split("/"):
+def navigation_element(path: str) -> str | None:
+    """The path of the HTML5 ``nav`` element a pagelet lies in, outside ``main`` and
+    ``article`` (``None`` for none): the page's own menu or sidebar, template by the author's
+    word before any page of the site is counted (a site's first pages each show another
+    section's menu, which counting cannot flag until the section comes back)."""
+    steps = path.split("/")
+    for i, step in enumerate(steps):
         tag = step.partition(".")[0].partition("#")[0]
         if tag in _CONTENT_TAGS:
-            return False
+            return None
         if tag == "nav":
-            return True
-    return False
+            return "/".join(steps[: i + 1])
+    return None
 
 
 def is_heading(path: str) -> bool:

@@ -20,10 +20,10 @@ from scrapy_templates.page import Page
 from scrapy_templates.sites import page_id
 from scrapy_templates.templates.decide import (
     Thresholds,
-    in_navigation,
     is_heading,
     main_region,
     mark_pagelets,
+    navigation_element,
     peel_edges,
     spare_content_headings,
     spare_region_content,
@@ -160,7 +160,7 @@ def decide_page(
     nav = PageNavigation(page) if navigation is None else navigation
     main_path = evidence.main_path() if settings.main_share > 0 else None
     flags = _count_flags(page, counts, main_path, nav, settings)
-    flags = [f or in_navigation(p.path) for f, p in zip(flags, page.pagelets, strict=True)]
+    flags = _author_navigation(page, flags)
     if counts.section is not None:
         flags = [f or s for f, s in zip(flags, counts.section, strict=True)]
     static = [False] * len(flags)
@@ -181,6 +181,21 @@ def decide_page(
     sizes = [len(p.text) for p in page.pagelets]
     info = _info(page, counts, evidence, settings, sizes, flags, main_path)
     return PageMarks(flags, static, texts, sizes, marks, content, info, main_path, framed)
+
+
+def _author_navigation(page: Page, flags: list[bool]) -> list[bool]:
+    """``flags`` with the pagelets of the page's ``nav`` elements (:func:`navigation_element`)
+    set, for a ``nav`` that links to another page: one whose links all stay on the page is
+    its table of contents (docutils writes ``.. contents::`` as a ``nav``)."""
+    elements = [navigation_element(p.path) for p in page.pagelets]
+    menus = {
+        element
+        for element, p in zip(elements, page.pagelets, strict=True)
+        if element is not None and any(not h.startswith("#") for h in p.hrefs)
+    }
+    if not menus:
+        return flags
+    return [f or e in menus for f, e in zip(flags, elements, strict=True)]
 
 
 def _count_flags(

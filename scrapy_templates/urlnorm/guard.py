@@ -234,7 +234,8 @@ class HostGuard(Generic[T]):
         dropped = self.ruleset.dropped_query_keys
         if not parts.query or not dropped:
             return None
-        keys = tuple(sorted({k for k, _ in split_url(url) if k.startswith("?")}))
+        # a repeated parameter once, without its occurrence suffix (``?tag&2``)
+        keys = tuple(sorted({k.partition("&")[0] for k, _ in split_url(url) if k[0] == "?"}))
         if not any(k in dropped for k in keys) or self.ruleset.apply(url) != url:
             return None
         return parts.netloc, parts.path, keys
@@ -296,18 +297,16 @@ class HostGuard(Generic[T]):
         self.stale = False
         return self._put_in_force(ruleset, resend)
 
-    def retract(self, first: str, second: str, rule: str = "") -> list[Resend[T]] | None:
-        """``first``, just downloaded, and ``second`` are distinct pages, as a check of the
-        rule ``rule`` found: retract the rules in force that merge them (see
-        :meth:`~.rules.RuleSet.keeping_apart`) and return the remembered requests to send
-        again; ``None`` when no rule in force merges them and no request is held by ``rule``
-        (a rule no longer in force whose checks had held, see :meth:`_revisit`)."""
+    def retract(self, first: str, second: str) -> list[Resend[T]] | None:
+        """``first``, just downloaded, and ``second`` are distinct pages: retract the rules in
+        force that merge them (see :meth:`~.rules.RuleSet.keeping_apart`) and return the
+        remembered requests to send again; ``None`` when no rule in force merges them."""
         if self.ruleset is None:
             return None
         kept = self.ruleset.keeping_apart([(first, second)])
         if kept.retracted == self.ruleset.retracted:
             self.ruleset = kept
-            return self._release(rule) or None
+            return None
         # checks still waiting for the retracted rules: their requests are sent again below
         self.checks.cancel(
             {self.ruleset.signature(n) for n in kept.retracted - self.ruleset.retracted}
@@ -337,18 +336,20 @@ class HostGuard(Generic[T]):
         A request turned away by a rule whose checks all held (:meth:`_proven`), for a page
         downloaded or pending, stays turned away: that rule was shown right on the crawl's
         own pages, and a relearn that learns another form of it, or none, says nothing
-        against it (a failed check of it sends them again, :meth:`retract`). On gitweb, 56
+        against it (a failed check of it sends them again, :meth:`release`). On gitweb, 56
         of 58 requests sent again were rewrites to a page downloaded since."""
         kept: deque[tuple[T, str, str, str]] = deque(maxlen=REMEMBERED)
         again: list[Resend[T]] = []
         for token, url, canonical, rule in self.decided:
-            now = ruleset.apply(url)
+            now, _, nid = ruleset.resolve(url)
             if now == canonical:
                 kept.append((token, url, canonical, rule))
                 continue
             key = url_key(now)
             if self._downloaded(key) or self.is_pending(key) or not resend:
-                kept.append((token, url, now, rule))
+                # turned away by the rule that now rewrites it, which vouches for it alone
+                by = "" if nid is None or now == url else ruleset.signature(nid)
+                kept.append((token, url, now, by))
                 continue
             if self._proven(rule) and self._in_hand(canonical):
                 kept.append((token, url, canonical, rule))
@@ -372,16 +373,19 @@ class HostGuard(Generic[T]):
         key = url_key(canonical)
         return key in self.raw or self.is_pending(key)
 
-    def _release(self, rule: str) -> list[Resend[T]]:
+    def release(self, rule: str) -> list[Resend[T]]:
         """The remembered requests that ``rule``, no longer in force, still holds turned
-        away, sent again now that a check of it failed."""
+        away (see :meth:`_revisit`), to send again now that a check of it failed."""
         if not rule or self.ruleset is None:
             return []
         kept: deque[tuple[T, str, str, str]] = deque(maxlen=REMEMBERED)
         again: list[Resend[T]] = []
         for token, url, canonical, by in self.decided:
+            if by != rule:
+                kept.append((token, url, canonical, by))
+                continue
             now = self.ruleset.apply(url)
-            if by != rule or now == canonical:
+            if now == canonical:
                 kept.append((token, url, canonical, by))
                 continue
             key = url_key(now)

@@ -393,11 +393,13 @@ def _contradicted(
     when: tuple[tuple[str, Value], ...],
     rng: random.Random,
 ) -> bool:
-    """Whether the rule drops or overwrites a key, whatever its value, on a path where that
-    key was seen to matter (ours; :meth:`_Training.relevant_on`). The false-positive rate
-    only sees the URLs the rule rewrites: a rule pinned to one file of a repository browser
-    (``f=mod5.py``, any commit ``hb``), learned while that file had not changed, is
-    contradicted by the other files, whose commits do change the page."""
+    """Whether the rule drops or overwrites a parameter (query or ``;``), whatever its value,
+    on a path where that parameter was seen to matter (ours; :meth:`_Training.relevant_on`).
+    The false-positive rate only sees the URLs the rule rewrites: a rule pinned to one file
+    of a repository browser (``f=mod5.py``, any commit ``hb``), learned while that file had
+    not changed, is contradicted by the other files, whose commits do change the page. On a
+    site of one script (gitweb) a path is the whole site: a parameter that matters for one
+    view is kept on all of them, at the cost of some duplicates."""
     sample = _at_most(_admitted(data, cand.source, when).tolist(), _CONTRADICTION_SAMPLE, rng)
     # a value the source's pattern fixes or ``when`` pins was measured on its own URLs;
     # another value of its key mattering says nothing of it (``status=closed`` is the tool's
@@ -412,7 +414,7 @@ def _contradicted(
             continue
         now = after.as_dict()
         for key, value in before.pairs:
-            if key in moved or now.get(key, ABSENT) == value:
+            if not key.startswith(("?", ";")) or key in moved or now.get(key, ABSENT) == value:
                 continue
             if _path_of(before) in data.relevant_on(key):
                 return True

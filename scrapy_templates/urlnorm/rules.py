@@ -713,7 +713,7 @@ def _validate_ops(src: int, rule: Rule) -> None:
 
 
 # the characters that would end a written value of each kind of key and start another
-_ENDS_VALUE = {"path_": "/?#", "ext": "/?#;.", ";": "/?#;", "?": "&#;", "#": ""}
+_ENDS_VALUE = {"path_": "/?#", "ext": "/?#;.", ";": "/?#;", "?": "&#", "#": ""}
 
 
 def _reads_back(result: str, out: UrlKeys) -> bool:

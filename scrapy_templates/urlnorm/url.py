@@ -90,8 +90,9 @@ def _keys(prefix: str, n: int) -> tuple[str, ...]:
 
 def _items(text: str, sep: str, prefix: str, marker: str) -> list[tuple[str, Value]]:
     """The ``name=value`` items of ``text``; the n-th occurrence of a name (n ≥ 2) gets the
-    suffix ``{marker}{n}``. ``marker`` is ``sep``, which no item's name contains, so a suffixed
-    key never equals another item's: one count per name keeps keys unique in linear time."""
+    suffix ``{marker}{n}``. ``marker`` is ``&``, which no item's name contains (it is ``sep``, or
+    absent from a ``;``-separated query), so a suffixed key never equals another item's: one
+    count per name keeps keys unique in linear time."""
     out: list[tuple[str, Value]] = []
     occurrences: dict[str, int] = {}
     for item in text.split(sep):

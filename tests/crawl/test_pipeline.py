@@ -88,9 +88,12 @@ async def test_navigation_and_footer_are_flagged_and_content_kept() -> None:
     assert last["templates"]["template_share"] > 0
 
 
-async def test_first_item_without_other_pages_keeps_everything_as_content() -> None:
+async def test_first_item_without_other_pages_flags_its_nav_menu_alone() -> None:
     out = await mark_all(make_pipeline(), [{"url": "http://site.test/x", "html": page(1)}])
-    assert not any(p["template"] for p in out[0]["pagelets"])
+    flagged = [p["path"] for p in out[0]["pagelets"] if p["template"]]
+    assert flagged and all("/nav" in path for path in flagged)
+    footer = [p for p in out[0]["pagelets"] if "Privacy" in p["text"]]
+    assert footer and not footer[0]["template"], "a footer is template once counted"
     assert out[0]["templates"]["pages_seen"] == 1
 
 

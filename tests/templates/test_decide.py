@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from scrapy_templates.templates.decide import (
     Thresholds,
-    in_navigation,
     is_heading,
     is_template,
     main_region,
     mark_pagelets,
+    navigation_element,
     peel_edges,
     spare_content_headings,
     spare_region_content,
@@ -140,9 +140,10 @@ def test_peel_edges_leaves_a_page_more_than_its_frames() -> None:
 
 
 def test_a_nav_element_is_navigation_unless_within_the_content() -> None:
-    assert in_navigation("body/div#container/aside#leftnav/nav.tube/ul")
-    assert in_navigation("body/nav")
-    assert not in_navigation("body/main/nav.toc/ul")
-    assert not in_navigation("body/div/article/nav/ul")
-    assert not in_navigation("body/div.navbar/ul")  # a class, not the element
-    assert not in_navigation("body/div#nav/ul")
+    nav = "body/div#container/aside#leftnav/nav.tube"
+    assert navigation_element(nav + "/ul/li") == nav
+    assert navigation_element("body/nav") == "body/nav"
+    assert navigation_element("body/main/nav.toc/ul") is None
+    assert navigation_element("body/div/article/nav/ul") is None
+    assert navigation_element("body/div.navbar/ul") is None  # a class, not the element
+    assert navigation_element("body/div#nav/ul") is None

@@ -69,17 +69,20 @@ SETTINGS = MarkSettings(Thresholds(2, 0.25, 0.5, 0.0), 0.9, 40, "local")
 
 def test_a_sections_menu_in_a_nav_element_is_template_on_the_first_page() -> None:
     """The first page of a site, nothing counted: its ``nav`` menu is template by the
-    author's word; a ``nav`` inside the article (its table of contents) is its content."""
+    author's word; a ``nav`` inside the article, or one whose links stay on the page (a table
+    of contents), is its content."""
     links = "".join(f"<li><a href='/m{i}.html'>module_{i}</a></li>" for i in range(30))
     html = (
         f"<html><body><aside><nav><ul>{links}</ul></nav></aside><div id=main><h1>Mnesia"
         "</h1><p>A short index page of its own words.</p><article><nav><a href='#a'>Usage"
-        "</a></nav><p>Usage of the tables.</p></article></div></body></html>"
+        "</a></nav><p>Usage of the tables.</p></article><nav class=contents><a href='#b'>"
+        "Installing Mnesia</a></nav></div></body></html>"
     )
     page = parse_page(html, "http://a.test/mnesia/index.html")
     marks = decide_page(page, _counts(page, 1, set()), _evidence().site("a.test"), SETTINGS)
     assert "module_3" not in marks.content
     assert "A short index page" in marks.content and "Usage" in marks.content
+    assert "Installing Mnesia" in marks.content, "a table of contents links into the page"
 
 
 def test_repeated_pagelets_are_flagged_and_left_out_of_the_content() -> None:

@@ -244,15 +244,30 @@ def test_a_failed_check_of_a_rule_no_longer_in_force_sends_its_requests_again() 
     guard = _guard()
     rule, variants = _proven_drops(guard)
     guard.install(RuleSet(site=SITE, version=9, nodes={}, rules={}), resend=True)
-    assert guard.retract(variants[0], guard.canonical(SID_URL), "another rule") is None
-    again = guard.retract(variants[0], guard.canonical(SID_URL), rule)
-    assert again is not None
-    assert sorted(r.url for r in again) == variants
+    assert guard.retract(variants[0], guard.canonical(SID_URL)) is None, "no rule in force"
+    assert guard.release("another rule") == []
+    assert sorted(r.url for r in guard.release(rule)) == variants
+    assert guard.release(rule) == [], "nothing goes twice"
 
 
 def test_a_rule_whose_checks_did_not_all_hold_is_not_taken_at_its_word() -> None:
     guard = _guard()
     rule, variants = _proven_drops(guard)
     guard.checks.proven({rule: (4, 3)})
+    again = guard.install(RuleSet(site=SITE, version=9, nodes={}, rules={}), resend=True)
+    assert sorted(r.url for r in again) == variants
+
+
+def test_a_request_another_rule_took_over_is_vouched_for_by_that_rule_alone() -> None:
+    guard = _guard()
+    _, variants = _proven_drops(guard)
+    urls, clusters = mirror_site()
+    votes = [5 if "show.php" in u else 0 for u in urls]
+    other = learn_rules(urls, clusters, site=SITE, votes=votes).ruleset  # another form
+    moved = other.apply(SID_URL)
+    assert moved != guard.canonical(SID_URL)
+    guard.note_download([moved], 100, page=True)
+    assert guard.install(other, resend=True) == []  # its page is downloaded
+    # the rule that took the requests over was never checked: without it, they go again
     again = guard.install(RuleSet(site=SITE, version=9, nodes={}, rules={}), resend=True)
     assert sorted(r.url for r in again) == variants

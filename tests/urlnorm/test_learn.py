@@ -136,6 +136,18 @@ def test_a_query_separated_by_semicolons_is_learned_parameter_by_parameter() -> 
     assert len({ruleset.apply(u) for u in urls}) == len(set(clusters))
 
 
+def test_a_rule_keeping_a_value_with_a_semicolon_in_an_ampersand_query_is_valid() -> None:
+    """``;`` ends a value only in a ``;``-separated query: a rule that keeps ``x=1;2`` of an
+    ``&``-query is deployable, and its rule set validates."""
+    urls = [f"http://s.example/p/{i}?fmt=z&x=1;2" for i in range(20)]
+    urls += [f"http://s.example/p/{i}?fmt=z&x=1;2&sid={i * 7}" for i in range(20)]
+    ruleset = learn_rules(urls, [i % 20 for i in range(40)]).ruleset
+    ruleset.validate()
+    assert ruleset.apply("http://s.example/p/3?fmt=z&x=1;2&sid=99") == (
+        "http://s.example/p/3?fmt=z&x=1;2"
+    )
+
+
 def test_a_key_that_matters_on_its_path_is_not_dropped_for_one_file() -> None:
     """A repository browser's blob views: one file did not change over the eight commits it
     was seen at, the others did. Dropping the commit for that file alone would turn its later
