@@ -328,7 +328,7 @@ class HostGuard(Generic[T]):
             self.fresh.setdefault(url_key(ruleset.apply(url)), url)
         return [] if same else self._revisit(ruleset, resend)
 
-    def _revisit(self, ruleset: RuleSet, resend: bool) -> list[Resend[T]]:
+    def _revisit(self, ruleset: RuleSet, resend: bool, only: str | None = None) -> list[Resend[T]]:
         """The remembered requests that ``ruleset`` maps to another page than before and
         whose page is neither downloaded nor pending; those stay remembered under their new
         canonical URL (a later rule set may still disagree), the others as they were.
@@ -337,24 +337,28 @@ class HostGuard(Generic[T]):
         downloaded or pending, stays turned away: that rule was shown right on the crawl's
         own pages, and a relearn that learns another form of it, or none, says nothing
         against it (a failed check of it sends them again, :meth:`release`). On gitweb, 56
-        of 58 requests sent again were rewrites to a page downloaded since."""
+        of 58 requests sent again were rewrites to a page downloaded since. ``only``: the
+        requests of that rule alone, whose checks no longer vouch for them."""
         kept: deque[tuple[T, str, str, str]] = deque(maxlen=REMEMBERED)
         again: list[Resend[T]] = []
-        for token, url, canonical, rule in self.decided:
+        for entry in self.decided:
+            token, url, canonical, rule = entry
+            if only is not None and rule != only:
+                kept.append(entry)
+                continue
             now, _, nid = ruleset.resolve(url)
             if now == canonical:
-                kept.append((token, url, canonical, rule))
+                kept.append(entry)
                 continue
             key = url_key(now)
             if self._downloaded(key) or self.is_pending(key) or not resend:
                 # turned away by the rule that now rewrites it, which vouches for it alone
                 by = "" if nid is None or now == url else ruleset.signature(nid)
                 kept.append((token, url, now, by))
-                continue
-            if self._proven(rule) and self._in_hand(canonical):
-                kept.append((token, url, canonical, rule))
-                continue
-            self._send(again, kept, token, url, now)
+            elif only is None and self._proven(rule) and self._in_hand(canonical):
+                kept.append(entry)
+            else:
+                self._send(again, kept, token, url, now)
         self.decided = kept
         return again
 
@@ -378,23 +382,7 @@ class HostGuard(Generic[T]):
         away (see :meth:`_revisit`), to send again now that a check of it failed."""
         if not rule or self.ruleset is None:
             return []
-        kept: deque[tuple[T, str, str, str]] = deque(maxlen=REMEMBERED)
-        again: list[Resend[T]] = []
-        for token, url, canonical, by in self.decided:
-            if by != rule:
-                kept.append((token, url, canonical, by))
-                continue
-            now = self.ruleset.apply(url)
-            if now == canonical:
-                kept.append((token, url, canonical, by))
-                continue
-            key = url_key(now)
-            if self._downloaded(key) or self.is_pending(key):
-                kept.append((token, url, now, by))
-                continue
-            self._send(again, kept, token, url, now)
-        self.decided = kept
-        return again
+        return self._revisit(self.ruleset, resend=True, only=rule)
 
     def _send(
         self,

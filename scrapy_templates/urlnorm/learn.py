@@ -381,14 +381,13 @@ def _measure(
             return 0, fpr, ()
     elif pins is None:
         return 0, fpr, ()
-    if support and _contradicted(data, keys, cand, pins, rng):
+    if support and _contradicted(data, cand, pins, rng):
         return 0, fpr, ()
     return support, fpr, pins
 
 
 def _contradicted(
     data: _Training,
-    keys: list[UrlKeys],
     cand: Candidate,
     when: tuple[tuple[str, Value], ...],
     rng: random.Random,
@@ -408,7 +407,7 @@ def _contradicted(
     fixed = {k for k, v in pattern.items() if v != "*"} | {k for k, _ in when}
     moved = {op.source for op in cand.ops if op.source is not None} | fixed
     for m in sample:
-        before = keys[m]
+        before = data.keys[m]
         after = apply_ops(before, (cand.ops,))
         if after is None:
             continue
