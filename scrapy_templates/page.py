@@ -73,6 +73,23 @@ BLOCK_TAGS = [
     "ul",
 ]
 BLOCK_LIMIT = 30
+# The link relations of HTML that place a page among others of a sequence (a manual's pages,
+# a listing's pages), by the name they go under here; Sphinx, DocBook, gtk-doc and texinfo
+# write them in the head of every page.
+SEQUENCE_RELS = {
+    "next": "next",
+    "prev": "prev",
+    "previous": "prev",
+    "up": "up",
+    "start": "start",
+    "first": "start",
+    "home": "start",
+    "top": "start",
+    "last": "last",
+    "contents": "contents",
+    "toc": "contents",
+    "index": "index",
+}
 _TITLE_BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "dt", "td", "a", "strong", "b")
 # Nothing looks elements up by id, so the parser keeps no table of them. ``huge_tree`` lets
 # libxml2 nest 2,048 elements deep instead of 256 (a deeper page is cut and noted).
@@ -154,6 +171,7 @@ class Page:
     elements: list[lxml.etree._Element] = field(default_factory=list, repr=False)
     canonical: str | None = None
     h1: str = ""
+    sequence: tuple[tuple[str, str], ...] = ()
     detached: bool = False
     below: dict[tuple[int, str], str | None] = field(default_factory=dict, repr=False)
     block_texts: list[tuple[str, ...]] | None = field(default=None, repr=False)
@@ -256,6 +274,7 @@ class Page:
             [],
             self.canonical,
             self.h1,
+            self.sequence,
             detached=True,
             below=below,
             block_texts=block_texts,
@@ -519,10 +538,13 @@ def parse_page(
     title = _clean("".join(first["title"].itertext())) if "title" in first else ""
     h1 = _clean(" ".join(first["h1"].itertext())) if "h1" in first else ""
     canonical = _canonical(links, url)
+    sequence = _sequence(links)
     pagelets, elements, page_simhash = partition(_visible_root(doc), k)
     text = "\n".join(p.text for p in pagelets)
     text_hash = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-    return Page(url, pagelets, title, page_simhash, text_hash, notes, elements, canonical, h1)
+    return Page(
+        url, pagelets, title, page_simhash, text_hash, notes, elements, canonical, h1, sequence
+    )
 
 
 def parse_elements(
@@ -586,6 +608,19 @@ def _elements_named(doc: lxml.etree._Element, names: tuple[str, ...]) -> list[lx
     if _walk is not None:
         return list(_walk.elements_named(doc, names))
     return list(doc.iter(*names))
+
+
+def _sequence(links: Iterable[lxml.etree._Element]) -> tuple[tuple[str, str], ...]:
+    """The ``(href, rel)`` of each ``<link>`` that places the page in a sequence of pages
+    (:data:`SEQUENCE_RELS`: next, previous, up, start, contents…), its href as written."""
+    found = []
+    for link in links:
+        href = str(link.get("href") or "").strip()
+        if href:
+            for rel in (link.get("rel") or "").lower().split():
+                if rel in SEQUENCE_RELS:
+                    found.append((href, SEQUENCE_RELS[rel]))
+    return tuple(found)
 
 
 def _canonical(links: Iterable[lxml.etree._Element], url: str) -> str | None:

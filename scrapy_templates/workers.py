@@ -87,13 +87,14 @@ def _to_wire(page: Page) -> tuple[Any, ...]:
         page.notes,
         page.canonical,
         page.h1,
+        page.sequence,
         page.below,
         page.block_texts,
     )
 
 
 def _from_wire(wire: tuple[Any, ...]) -> Page:
-    url, pagelets, title, simhash, text_hash, notes, canonical, h1, below, block_texts = wire
+    url, pagelets, title, simhash, text_hash, notes, canonical, h1, sequence, below, blocks = wire
     return Page(
         url,
         list(map(Pagelet._make, pagelets)),
@@ -104,9 +105,10 @@ def _from_wire(wire: tuple[Any, ...]) -> Page:
         [],
         canonical,
         h1,
+        sequence,
         detached=True,
         below=below,
-        block_texts=block_texts,
+        block_texts=blocks,
     )
 
 

@@ -258,6 +258,22 @@ def test_canonical_link_is_made_absolute() -> None:
     assert parse_page("<html><body><p>x</p></body></html>", "http://h.example/").canonical is None
 
 
+def test_the_head_links_that_place_a_page_in_a_sequence_are_kept_as_written() -> None:
+    head = (
+        '<link rel="stylesheet" href="s.css"><link rel="Previous" href="a.html">'
+        '<link rel="next contents" href="c.html"><link rel="up" href=" ">'
+        '<link rel="home" href="../index.html">'
+    )
+    page = parse_page(f"<html><head>{head}</head><body><p>x</p></body></html>", "http://h/b")
+    assert page.sequence == (
+        ("a.html", "prev"),
+        ("c.html", "next"),
+        ("c.html", "contents"),
+        ("../index.html", "start"),
+    )
+    assert parse_page("<html><body><p>x</p></body></html>", "http://h/").sequence == ()
+
+
 def test_first_h1_and_the_blocks_inside_chosen_pagelets() -> None:
     nav = "<nav>" + "".join(f'<a href="/{i}">Section {i}</a>' for i in range(4)) + "</nav>"
     html = (

@@ -29,7 +29,8 @@ from scrapy_templates.workers import (
 )
 
 LINKS = "".join(f'<li><a href="/s{i}">Section {i}</a></li>' for i in range(4))
-HTML = f"""<html><head><title>A page</title><link rel="canonical" href="/c"></head><body>
+HTML = f"""<html><head><title>A page</title><link rel="canonical" href="/c">
+<link rel="next" href="/n"></head><body>
 <nav><ul>{LINKS}</ul></nav>
 <div id="main"><h1>The heading</h1><p>First paragraph with <a href="/x">a link</a>.</p>
 <div class="inner"><p>Inner text one.</p><p>Inner text two.</p></div>
@@ -52,6 +53,7 @@ async def running(
 
 def same_page(a: Page, b: Page) -> None:
     assert a.pagelets == b.pagelets
+    assert a.sequence == b.sequence
     assert (a.url, a.title, a.h1, a.canonical, a.simhash, a.text_hash, a.notes) == (
         b.url,
         b.title,

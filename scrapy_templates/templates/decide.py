@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from scrapy_templates.templates.text import WORD
+
 
 @dataclass(frozen=True, slots=True)
 class Thresholds:
@@ -78,7 +80,7 @@ def peel_edges(
     candidates: Sequence[bool],
     considered: Sequence[bool],
     headings: Sequence[bool],
-    weights: Sequence[int],
+    weights: Sequence[int] | None,
 ) -> list[bool]:
     """Flag the ``candidates`` that lie at an edge of the page's content: among the
     ``considered`` pagelets (those with text in the main region), every one before it, or
@@ -87,7 +89,9 @@ def peel_edges(
     is the content's own. A frame is the lesser part of a page: nothing is peeled when the
     peeled ``weights`` (text sizes) would reach what is left unflagged, or when only
     ``headings`` would be left (a syntax page: its title and one block of "Used by:" links;
-    a page too link-poor to split, whose content is one block like its neighbours')."""
+    a page too link-poor to split, whose content is one block like its neighbours').
+    ``weights`` ``None``: candidates the page declares as its frame are peeled whatever their
+    size, as long as more than headings is left."""
     out = list(flags)
     order = [i for i, c in enumerate(considered) if c]
     for walk in (order, order[::-1]):
@@ -96,9 +100,13 @@ def peel_edges(
                 out[i] = True
             elif not flags[i]:
                 break
-    peeled = sum(weights[i] for i in order if out[i] and not flags[i])
     left = [i for i in order if not out[i]]
-    if any(not headings[i] for i in left) and peeled < sum(weights[i] for i in left):
+    if not any(not headings[i] for i in left):
+        return list(flags)
+    if weights is None:
+        return out
+    peeled = sum(weights[i] for i in order if out[i] and not flags[i])
+    if peeled < sum(weights[i] for i in left):
         return out
     return list(flags)
 
@@ -122,6 +130,39 @@ def navigation_element(path: str) -> str | None:
         if tag == "nav":
             return "/".join(steps[: i + 1])
     return None
+
+
+# A sequence bar's words besides its link texts: labels ("Next:", "Up:") and the titles some
+# generators write as plain text between the links (DocBook's chapter name).
+SEQUENCE_BAR_WORDS = 24
+_NEIGHBOURS = frozenset({"next", "prev"})
+_PLACES = frozenset({"next", "prev", "up", "start"})
+
+
+def sequence_bar(
+    text: str, hrefs: Sequence[str], anchors: Sequence[str], declared: Mapping[str, str]
+) -> bool:
+    """Whether a pagelet is the bar that leads to the page's neighbours in a sequence the page
+    declares in its head (``declared``: href → ``next``, ``prev``, ``up``, ``start``…, see
+    :data:`~scrapy_templates.page.SEQUENCE_RELS`). Template by the author's word from the first
+    page, though its titles change on every page: every link off the page leads to a declared
+    neighbour, each neighbour once, two kinds of place among them (next or previous, and
+    another of next, previous, up, start), and no more than :data:`SEQUENCE_BAR_WORDS` other
+    words. A table of contents whose first entry is the next page, or a short page whose only
+    pagelet holds its content and its bar, is not one."""
+    outward = [h for h in hrefs if not h.startswith("#")]
+    if not outward or len(set(outward)) < len(outward):
+        return False
+    kinds = set()
+    for href in outward:
+        kind = declared.get(href)
+        if kind is None:
+            return False
+        kinds.add(kind)
+    if not kinds & _NEIGHBOURS or len(kinds & _PLACES) < 2:
+        return False
+    linked = sum(len(WORD.findall(a)) for a in anchors)
+    return len(WORD.findall(text)) - linked <= SEQUENCE_BAR_WORDS
 
 
 def is_heading(path: str) -> bool:

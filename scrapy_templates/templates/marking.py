@@ -25,6 +25,7 @@ from scrapy_templates.templates.decide import (
     mark_pagelets,
     navigation_element,
     peel_edges,
+    sequence_bar,
     spare_content_headings,
     spare_region_content,
 )
@@ -167,6 +168,7 @@ def decide_page(
     framed = [False] * len(flags)
     if counts.levels is not None:
         flags, static, framed = _layout_flags(page, counts.levels, flags, main_path, nav)
+    flags = _sequence_bars(page, flags, main_path)
     if settings.main_share > 0:
         flags = _spare_headings(page, flags, main_path, nav)
         static = [s and f for s, f in zip(static, flags, strict=True)]
@@ -196,6 +198,31 @@ def _author_navigation(page: Page, flags: list[bool]) -> list[bool]:
     if not menus:
         return flags
     return [f or e in menus for f, e in zip(flags, elements, strict=True)]
+
+
+def _sequence_bars(page: Page, flags: list[bool], main_path: str | None) -> list[bool]:
+    """``flags`` with the bars to the page's declared neighbours (:func:`sequence_bar`) set
+    where they frame its content, however large they are (:func:`peel_edges`): at the top
+    or bottom of the main region (the whole page while the site has none, or the page has no
+    pagelet in it). Two pages in sequence can be neighbours in the content too (gtk-doc's
+    class pages name the next class in their text)."""
+    if not page.sequence:
+        return flags
+    declared = dict(page.sequence)
+    pagelets = page.pagelets
+    bars = [
+        not f and bool(p.hrefs) and sequence_bar(p.text, p.hrefs, p.anchors, declared)
+        for f, p in zip(flags, pagelets, strict=True)
+    ]
+    if not any(bars):
+        return flags
+    texts = [bool(p.text.strip()) for p in pagelets]
+    considered = texts
+    if main_path is not None:
+        inside = [t and in_region(p.path, main_path) for t, p in zip(texts, pagelets, strict=True)]
+        considered = inside if any(inside) else texts
+    headings = [is_heading(p.path) for p in pagelets]
+    return peel_edges(flags, bars, considered, headings, None)
 
 
 def _count_flags(

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from scrapy_templates.templates.decide import (
     Thresholds,
     is_heading,
@@ -8,6 +10,7 @@ from scrapy_templates.templates.decide import (
     mark_pagelets,
     navigation_element,
     peel_edges,
+    sequence_bar,
     spare_content_headings,
     spare_region_content,
 )
@@ -137,6 +140,45 @@ def test_peel_edges_leaves_a_page_more_than_its_frames() -> None:
     assert peel_edges(*three, [10, 200, 50]) == [False, False, True]
     # a link-poor page whose content is one block, shifting like its neighbours' content
     assert peel_edges(*three, [10, 50, 200]) == [False, False, False]
+
+
+def test_peel_edges_without_weights_peels_declared_frames_of_any_size() -> None:
+    # a texinfo node: its bar above and below a heading and a short menu
+    three = ([False] * 4, [True, False, False, True], [True] * 4, [False, True, False, False])
+    assert peel_edges(*three, [120, 10, 40, 120]) == [False] * 4
+    assert peel_edges(*three, None) == [True, False, False, True]
+    # never down to the headings alone
+    assert peel_edges([False] * 2, [True, False], [True] * 2, [False, True], None) == [
+        False, False,
+    ]  # fmt: skip
+
+
+DECLARED = {"p.html": "prev", "n.html": "next", "u.html": "up", "i.html": "index"}
+
+
+@pytest.mark.parametrize(
+    ("text", "hrefs", "anchors", "bar"),
+    [
+        ("Next: Bug Reports, Previous: Intro, Up: Top [Index]",
+         ["n.html", "p.html", "u.html", "i.html"], ["Bug Reports", "Intro", "Top", "Index"], True),
+        ("Prev Up Chapter 49. Logical Decoding Home Next", ["p.html", "n.html", "#top"],
+         ["Prev", "Next", "Top"], True),
+        # the next page and the index only: a table of contents, a "see the index" line
+        ("1. Getting started Index", ["n.html", "i.html"], ["1. Getting started", "Index"], False),
+        # a link to a page that is no neighbour: a sentence of the content
+        ("See Intro and Bug Reports, or the Manual.", ["p.html", "n.html", "m.html"],
+         ["Intro", "Bug Reports", "Manual"], False),
+        # the next page twice: a short page's heading list and its bar in one pagelet
+        ("Cast 7.13 previous Intro next 7.13", ["n.html", "p.html", "n.html"],
+         ["7.13", "Intro", "7.13"], False),
+        (" ".join(["word"] * 30) + " Intro Bug Reports", ["p.html", "n.html"],
+         ["Intro", "Bug Reports"], False),
+    ],
+)  # fmt: skip
+def test_a_sequence_bar_leads_to_declared_neighbours_alone(
+    text: str, hrefs: list[str], anchors: list[str], bar: bool
+) -> None:
+    assert sequence_bar(text, hrefs, anchors, DECLARED) is bar
 
 
 def test_a_nav_element_is_navigation_unless_within_the_content() -> None:

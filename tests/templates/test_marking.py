@@ -85,6 +85,42 @@ def test_a_sections_menu_in_a_nav_element_is_template_on_the_first_page() -> Non
     assert "Installing Mnesia" in marks.content, "a table of contents links into the page"
 
 
+def _node(content: str) -> Page:
+    """A texinfo-like node page that declares its neighbours in its head, with its bar above
+    and below ``content``."""
+    head = (
+        "<link rel=prev href='intro.html'><link rel=next href='bugs.html'>"
+        "<link rel=up href='index.html'><link rel=index href='ix.html'>"
+    )
+    bar = (
+        "<div class=header><p>Next: <a href='bugs.html'>Bug Detection</a>, Previous: <a"
+        " href='intro.html'>Introduction</a>, Up: <a href='index.html'>Top</a> [<a"
+        " href='ix.html'>Index</a>]</p></div>"
+    )
+    html = f"<html><head>{head}</head><body>{bar}{content}{bar}</body></html>"
+    return parse_page(html, "http://a.test/help.html")
+
+
+def test_a_bar_to_the_declared_neighbours_is_template_on_the_first_page() -> None:
+    """Nothing counted yet: the bars that frame the content are template by the head's word;
+    the same links in a sentence between paragraphs are content."""
+    sentence = (
+        "<p>Read <a href='intro.html'>the introduction</a> first, then <a href='bugs.html'>the"
+        " bug chapter</a>.</p>"
+    )
+    page = _node(f"<h2>Help</h2><p>{STORIES[0]}</p>{sentence}<p>{STORIES[1]}</p>")
+    marks = decide_page(page, _counts(page, 1, set()), _evidence().site("a.test"), SETTINGS)
+    assert "Next:" not in marks.content and "Bug Detection" not in marks.content
+    assert STORIES[0] in marks.content and STORIES[1] in marks.content
+    assert "Read the introduction first" in marks.content
+
+
+def test_a_bar_is_not_peeled_down_to_the_heading() -> None:
+    page = _node("<h2>Help</h2>")
+    marks = decide_page(page, _counts(page, 1, set()), _evidence().site("a.test"), SETTINGS)
+    assert "Bug Detection" in marks.content
+
+
 def test_repeated_pagelets_are_flagged_and_left_out_of_the_content() -> None:
     page = _page(1)
     site = _evidence().site("a.test")
