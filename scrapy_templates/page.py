@@ -123,6 +123,31 @@ if _walk is not None:
     _walk.set_block_tags(BLOCK_TAGS)
 
 _Found = tuple[str, str, tuple[str, ...], tuple[int, ...], tuple[str, ...]]
+# Elements that hold a page's own content: a ``nav`` within one belongs to it (a table of
+# contents), not to the page's frame.
+_CONTENT_TAGS = frozenset({"main", "article"})
+# What the fingerprints of a pagelet in a menu (:func:`navigation_element`) are XORed with.
+MENU_SALT = 0x6D656E755F636F70
+
+
+def navigation_element(path: str) -> str | None:
+    """The path of the HTML5 ``nav`` element a pagelet at tag ``path`` lies in, outside
+    ``main`` and ``article`` (``None`` for none): the page's own menu or sidebar, by the
+    author's word."""
+    if "nav" not in path:
+        return None
+    steps = path.split("/")
+    for i, step in enumerate(steps):
+        tag = step.partition(".")[0].partition("#")[0]
+        if tag in _CONTENT_TAGS:
+            return None
+        if tag == "nav":
+            return "/".join(steps[: i + 1])
+    return None
+
+
+def _menu_fingerprint(fingerprint: int) -> int:
+    return fingerprint ^ MENU_SALT if fingerprint else 0
 
 
 class Detached(LookupError):
@@ -143,8 +168,11 @@ class Pagelet(NamedTuple):
 
     ``fingerprint`` is 0 for a pagelet without letters or digits; such pagelets are never
     counted. ``pattern`` is the number-blind fingerprint of a pagelet with digits (0 for
-    one without). ``position`` is the chain of child indexes from the partition root, so pagelets
-    under one element share a prefix. ``anchors`` holds the text of each link of ``hrefs``.
+    one without). Both are drawn apart (:data:`MENU_SALT`) for a pagelet in the page's menu
+    (:func:`navigation_element`), so that the content's copy of a menu's text is counted on
+    its own: a Sphinx index page lists its chapters with the very words of the sidebar that
+    every page of the site holds. ``position`` is the chain of child indexes from the
+    partition root, so pagelets under one element share a prefix. ``anchors`` holds the text of each link of ``hrefs``.
     A named tuple: immutable, and made several times faster than a frozen dataclass (a page
     has dozens).
     """
@@ -413,6 +441,10 @@ def partition(
     fps = text_fingerprints([found_text for _, found_text, _, _, _ in found])
     pagelets = [
         Pagelet(path, text, hrefs, fp, pattern, position, anchors)
+        if navigation_element(path) is None
+        else Pagelet(
+            path, text, hrefs, _menu_fingerprint(fp), _menu_fingerprint(pattern), position, anchors
+        )
         for (path, text, hrefs, position, anchors), fp, pattern in zip(
             found, fps.exact, fps.patterns, strict=True
         )

@@ -4,7 +4,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_templates.page import Detached, PageError, parse_elements, parse_page
+from scrapy_templates.page import (
+    Detached,
+    PageError,
+    navigation_element,
+    parse_elements,
+    parse_page,
+)
 from tests.texts import STORIES
 
 
@@ -272,6 +278,29 @@ def test_the_head_links_that_place_a_page_in_a_sequence_are_kept_as_written() ->
         ("../index.html", "start"),
     )
     assert parse_page("<html><body><p>x</p></body></html>", "http://h/").sequence == ()
+
+
+def test_a_nav_element_is_navigation_unless_within_the_content() -> None:
+    nav = "body/div#container/aside#leftnav/nav.tube"
+    assert navigation_element(nav + "/ul/li") == nav
+    assert navigation_element("body/nav") == "body/nav"
+    assert navigation_element("body/main/nav.toc/ul") is None
+    assert navigation_element("body/div/article/nav/ul") is None
+    assert navigation_element("body/div.navbar/ul") is None  # a class, not the element
+    assert navigation_element("body/div#nav/ul") is None
+
+
+def test_a_menus_copy_of_the_content_is_counted_apart() -> None:
+    chapters = "".join(f"<li><a href='/c{i}.html'>Chapter {i}</a></li>" for i in range(3))
+    html = (
+        f"<html><body><div><nav><ul>{chapters}</ul></nav></div><main><ul>{chapters}</ul>"
+        f"</main><footer><ul>{chapters}</ul></footer></body></html>"
+    )
+    pagelets = {p.path: p for p in parse_page(html, "http://s/").pagelets}
+    menu, content, footer = (pagelets[f"body/{at}/ul"] for at in ("div/nav", "main", "footer"))
+    assert menu.text == content.text == footer.text
+    assert content.fingerprint == footer.fingerprint != 0
+    assert menu.fingerprint not in (0, content.fingerprint)
 
 
 def test_first_h1_and_the_blocks_inside_chosen_pagelets() -> None:

@@ -112,26 +112,6 @@ def peel_edges(
 
 
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
-# elements that hold a page's own content: a ``nav`` within one belongs to it (a table of
-# contents), not to the page's frame
-_CONTENT_TAGS = frozenset({"main", "article"})
-
-
-def navigation_element(path: str) -> str | None:
-    """The path of the HTML5 ``nav`` element a pagelet lies in, outside ``main`` and
-    ``article`` (``None`` for none): the page's own menu or sidebar, template by the author's
-    word before any page of the site is counted (a site's first pages each show another
-    section's menu, which counting cannot flag until the section comes back)."""
-    steps = path.split("/")
-    for i, step in enumerate(steps):
-        tag = step.partition(".")[0].partition("#")[0]
-        if tag in _CONTENT_TAGS:
-            return None
-        if tag == "nav":
-            return "/".join(steps[: i + 1])
-    return None
-
-
 # A sequence bar's words besides its link texts: labels ("Next:", "Up:") and the titles some
 # generators write as plain text between the links (DocBook's chapter name).
 SEQUENCE_BAR_WORDS = 24

@@ -16,14 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from scrapy_templates.page import Page
+from scrapy_templates.page import Page, navigation_element
 from scrapy_templates.sites import page_id
 from scrapy_templates.templates.decide import (
     Thresholds,
     is_heading,
     main_region,
     mark_pagelets,
-    navigation_element,
     peel_edges,
     sequence_bar,
     spare_content_headings,

@@ -8,7 +8,6 @@ from scrapy_templates.templates.decide import (
     is_template,
     main_region,
     mark_pagelets,
-    navigation_element,
     peel_edges,
     sequence_bar,
     spare_content_headings,
@@ -179,13 +178,3 @@ def test_a_sequence_bar_leads_to_declared_neighbours_alone(
     text: str, hrefs: list[str], anchors: list[str], bar: bool
 ) -> None:
     assert sequence_bar(text, hrefs, anchors, DECLARED) is bar
-
-
-def test_a_nav_element_is_navigation_unless_within_the_content() -> None:
-    nav = "body/div#container/aside#leftnav/nav.tube"
-    assert navigation_element(nav + "/ul/li") == nav
-    assert navigation_element("body/nav") == "body/nav"
-    assert navigation_element("body/main/nav.toc/ul") is None
-    assert navigation_element("body/div/article/nav/ul") is None
-    assert navigation_element("body/div.navbar/ul") is None  # a class, not the element
-    assert navigation_element("body/div#nav/ul") is None

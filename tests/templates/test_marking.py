@@ -121,6 +121,24 @@ def test_a_bar_is_not_peeled_down_to_the_heading() -> None:
     assert "Bug Detection" in marks.content
 
 
+def test_an_index_page_keeps_its_list_of_the_sidebars_chapters() -> None:
+    """Every page's sidebar menu lists the chapters; the index page's content lists them in
+    the same words: its list is content, the sidebar is template."""
+    chapters = "".join(f"<li><a href='/c{i}.html'>Chapter {i}</a></li>" for i in range(3))
+
+    def page(i: int) -> tuple[str, str]:
+        own = f"<ul class=toc>{chapters}</ul>" if i == 20 else f"<p>{STORIES[i % 4]} ({i})</p>"
+        return (
+            f"http://a.test/c{i}.html",
+            f"<html><body><div class=side><nav><ul>{chapters}</ul></nav></div><div id=main>"
+            f"<h1>Page {i}</h1>{own}</div></body></html>",
+        )
+
+    content = replay_content([page(i) for i in range(21)])
+    assert "Chapter 1" in content["http://a.test/c20.html"]
+    assert not any("Chapter" in content[f"http://a.test/c{i}.html"] for i in range(20))
+
+
 def test_repeated_pagelets_are_flagged_and_left_out_of_the_content() -> None:
     page = _page(1)
     site = _evidence().site("a.test")
