@@ -207,13 +207,19 @@ def local_file(site: Site, url: str) -> Path:
     return site.root / unquote(urlsplit(url).path).lstrip("/")
 
 
+# Changes whenever gold texts change, so that scores cached against the old ones are not read.
+GOLD_VERSION = 2
+
+
 def visible_text(elements: list[lxml.html.HtmlElement]) -> str:
-    """Text as a browser lays it out: scripts and styles dropped, block elements separated."""
+    """Text as a browser lays it out: scripts and styles dropped, block elements separated
+    from what comes before and after them ("Result<div>OTP 22.0</div>" is two words)."""
     parts = []
     for el in elements:
         el = copy.deepcopy(el)
         lxml.etree.strip_elements(el, "script", "style", "noscript", "template", with_tail=False)
         for block in el.iter(*BLOCK_TAGS):
+            block.text = "\n" + (block.text or "")
             block.tail = "\n" + (block.tail or "")
         parts.append(el.text_content())
     return "\n".join(parts)

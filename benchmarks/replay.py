@@ -34,7 +34,14 @@ from scrapy.settings import BaseSettings
 
 from benchmarks.crawl import setting
 from benchmarks.quality import PEERS, crawl, prf, tokens
-from benchmarks.realsites import SITES, Site, ensure_installed, gold_text, local_file
+from benchmarks.realsites import (
+    GOLD_VERSION,
+    SITES,
+    Site,
+    ensure_installed,
+    gold_text,
+    local_file,
+)
 from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.marker import replay
 from scrapy_templates.store.memory import MemoryStore
@@ -137,7 +144,8 @@ def replay_site(site: Site, stored: Stored, config: TemplatesConfig) -> dict[str
 def peer_scores(site: Site, stored: Stored, result: dict[str, Any]) -> dict[str, Score]:
     """The single-page extractors on the replayed pages, cached by package version and pages."""
     urls: list[str] = result["urls"]
-    key = hashlib.blake2b("\n".join([stored.header, *urls]).encode(), digest_size=8).hexdigest()
+    keyed = "\n".join([stored.header, f"gold {GOLD_VERSION}", *urls])
+    key = hashlib.blake2b(keyed.encode(), digest_size=8).hexdigest()
     cache = PEER_CACHE / f"{site.name}-{key}.json"
     if cache.is_file():
         return {k: (v[0], v[1], v[2]) for k, v in json.loads(cache.read_text()).items()}
