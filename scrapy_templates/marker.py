@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.page import Page, PageError, parse_page
@@ -149,10 +150,11 @@ class Marker:
         cluster = levels = None
         paths = [p.path for p in page.pagelets]
         if self.layout:
+            host = urlsplit(page.url).netloc.lower()
             cluster, levels = self.evidence.blocks(site).observe(
                 paths,
                 [p.text for p in page.pagelets],
-                [link_label(p.hrefs, p.anchors) for p in page.pagelets],
+                [link_label(p.hrefs, p.anchors, host) for p in page.pagelets],
             )
         navigation = PageNavigation(page)
         section = self._section(site, page, navigation, obs.new if new is None else new)

@@ -172,9 +172,9 @@ class Pagelet(NamedTuple):
     (:func:`navigation_element`), so that the content's copy of a menu's text is counted on
     its own: a Sphinx index page lists its chapters with the very words of the sidebar that
     every page of the site holds. ``position`` is the chain of child indexes from the
-    partition root, so pagelets under one element share a prefix. ``anchors`` holds the text of each link of ``hrefs``.
-    A named tuple: immutable, and made several times faster than a frozen dataclass (a page
-    has dozens).
+    partition root, so pagelets under one element share a prefix. ``anchors`` holds the text
+    of each link of ``hrefs``. A named tuple: immutable, and made several times faster than
+    a frozen dataclass (a page has dozens).
     """
 
     path: str

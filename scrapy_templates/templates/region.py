@@ -217,7 +217,7 @@ def in_region(path: str, region: str) -> bool:
 NAVIGATION_LINK_SHARE = 0.55
 
 
-def _same_site(href: str, host: str) -> bool:
+def same_site(href: str, host: str) -> bool:
     """Whether a link leads to another page of the site: not a fragment of this page, not
     another host (a type name linked to an external API reference is not navigation)."""
     if href.startswith("#"):
@@ -245,7 +245,7 @@ def navigation_links(text: str, hrefs: Sequence[str], anchors: Sequence[str], ho
     targets = set()
     linked_anchors = []
     for href, anchor in zip(hrefs, anchors, strict=True):
-        if _same_site(href, host):
+        if same_site(href, host):
             linked_anchors.append(anchor)
             targets.add(href)
     if not targets:

@@ -35,7 +35,7 @@ from typing import Any
 from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.offsets import offset_signature, shared_weight, signature_weight
 from scrapy_templates.templates.pathcache import PathCache
-from scrapy_templates.templates.region import in_region
+from scrapy_templates.templates.region import in_region, same_site
 from scrapy_templates.templates.text import WORD, letters
 
 BlockKey = tuple[str, int]
@@ -171,11 +171,12 @@ def block_keys(paths: Sequence[str]) -> list[BlockKey]:
     return keys
 
 
-def link_label(hrefs: Sequence[str], anchors: Sequence[str]) -> int:
-    """A hash of the texts of a block's links to other pages (0: it has none). A link to a
-    part of the page itself (a heading's "¶" permalink) is left out: it labels the page, not
-    a way to another one."""
-    texts = tuple(a for h, a in zip(hrefs, anchors, strict=True) if not h.startswith("#"))
+def link_label(hrefs: Sequence[str], anchors: Sequence[str], host: str) -> int:
+    """A hash of the texts of a block's links to other pages of the site on ``host`` (0: it
+    has none). A link to a part of the page itself (a heading's "¶" permalink), one to
+    another host (an "edit this on GitHub" link beside every function of a reference page),
+    and an icon without text label no way through the site."""
+    texts = tuple(a for h, a in zip(hrefs, anchors, strict=True) if a and same_site(h, host))
     return hash(texts) if texts else 0
 
 

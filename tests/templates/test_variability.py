@@ -329,11 +329,21 @@ def test_a_bar_whose_titles_outweigh_its_labels_is_still_a_bar() -> None:
 
 
 def test_a_link_label_leaves_out_links_into_the_page_itself() -> None:
-    assert link_label(("#threads",), ("¶",)) == 0
-    assert link_label((), ()) == 0
-    bar = link_label(("/i.html", "#top", "/m.html"), ("Prev", "Top", "Next"))
-    assert bar == link_label(("/j.html", "/n.html"), ("Prev", "Next"))
-    assert bar != link_label(("/j.html",), ("Prev",))
+    assert link_label(("#threads",), ("¶",), "h") == 0
+    assert link_label((), (), "h") == 0
+    bar = link_label(("/i.html", "#top", "/m.html"), ("Prev", "Top", "Next"), "h")
+    assert bar == link_label(("/j.html", "/n.html"), ("Prev", "Next"), "h")
+    assert bar != link_label(("/j.html",), ("Prev",), "h")
+
+
+def test_a_link_label_is_the_words_of_links_through_the_site() -> None:
+    """Every function of an Erlang reference page has an "edit" icon linking to GitHub: no
+    label that would make its blocks a bar."""
+    edit = "https://github.com/erlang/otp/edit/maint/lib/x.xml#L1"
+    assert link_label((edit, "/icon.html"), ("Edit", ""), "h") == 0
+    assert link_label(("http://h/a.html", "//h/b.html"), ("A", "B"), "h") == link_label(
+        ("/c.html", "d.html"), ("A", "B"), "h"
+    )
 
 
 def test_paths_without_ids_are_cached_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
