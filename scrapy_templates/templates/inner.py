@@ -12,9 +12,14 @@ content pagelet at one of those paths. Paths leave element ids out, as layout bl
 texinfo node's or a Sphinx section's id names one page). Digits are compared as one digit, as
 the number-blind pattern of a pagelet is (a copyright's years change from page to page).
 
-Bounded: a site keeps template texts of ``max_chars`` characters in all (each twice: as read,
-and number-blind); when a new path does not fit, paths flagged fewer than
-:data:`MIN_COPIES` times make room, oldest first.
+A path's template may come in a few wordings (each application of a manual signs its footer
+"Ericsson AB. All Rights Reserved." or "Ericsson AB, All Rights Reserved."): each path keeps up
+to :data:`VARIANTS` of them, each with its own count, so that alternating wordings do not
+start each other's count again.
+
+Bounded: a site keeps template texts of ``max_chars`` characters in all (number-blind); when a
+new text does not fit, paths whose texts were each flagged fewer than :data:`MIN_COPIES` times
+make room, oldest first.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ MIN_CHARS = 24
 # A template text is looked for once it was flagged this many times at its path since it
 # last changed (number-blind): one page's flag is no habit of the site.
 MIN_COPIES = 3
+# Wordings kept per path; a new one takes the place of the one flagged least.
+VARIANTS = 4
 
 _DIGITS = str.maketrans("123456789", "000000000")
 
@@ -49,9 +56,8 @@ class InnerTemplates:
 
     max_chars: int = 32_000
     chars: int = 0
-    last: dict[str, str] = field(default_factory=dict)  # as read, oldest path first
-    texts: dict[str, str] = field(default_factory=dict)  # number-blind
-    copies: dict[str, int] = field(default_factory=dict)
+    # path → number-blind text → times flagged since it was kept; oldest path first
+    texts: dict[str, dict[str, int]] = field(default_factory=dict)
     under: dict[str, set[str]] = field(default_factory=dict)
 
     def learn(self, paths: Sequence[str], texts: Sequence[str], flags: Sequence[bool]) -> None:
@@ -61,34 +67,33 @@ class InnerTemplates:
                 continue
             if "#" in path:
                 path = path_without_ids(path)
-            last = self.last.get(path)
-            if last == text:  # most pages: the text the last page had
-                self.copies[path] += 1
+            masked = _masked(text)
+            wordings = self.texts.get(path)
+            if wordings is not None and masked in wordings:
+                wordings[masked] += 1
                 continue
-            grown = len(text) - (len(last) if last is not None else 0)
-            if self.chars + grown > self.max_chars and not self._make_room(grown, path):
-                if last is not None:
-                    self.copies[path] = 0  # its text changed: the old one is no habit now
+            if self.chars + len(masked) > self.max_chars and not self._make_room(len(masked), path):
                 continue
-            self.chars += grown
-            if last is None:
+            if wordings is None:
+                wordings = self.texts[path] = {}
                 steps = path.split("/")
                 for depth in range(max(1, len(steps) - DEPTH), len(steps)):
                     self.under.setdefault("/".join(steps[:depth]), set()).add(path)
-            masked = _masked(text)
-            same = self.texts.get(path) == masked
-            self.last[path] = text
-            self.texts[path] = masked
-            self.copies[path] = self.copies.get(path, 0) + 1 if same else 1
+            elif len(wordings) >= VARIANTS:
+                rarest = min(wordings, key=wordings.__getitem__)
+                self.chars -= len(rarest)
+                del wordings[rarest]
+            wordings[masked] = 1
+            self.chars += len(masked)
 
     def _make_room(self, needed: int, keep: str) -> bool:
-        """Forget paths flagged fewer than :data:`MIN_COPIES` times, oldest first, until
-        ``needed`` more characters fit; whether they do."""
-        for path in [p for p, n in self.copies.items() if n < MIN_COPIES and p != keep]:
+        """Forget paths none of whose texts was flagged :data:`MIN_COPIES` times, oldest
+        first, until ``needed`` more characters fit; whether they do."""
+        passing = [p for p, w in self.texts.items() if p != keep and max(w.values()) < MIN_COPIES]
+        for path in passing:
             if self.chars + needed <= self.max_chars:
                 break
-            self.chars -= len(self.last.pop(path))
-            del self.texts[path], self.copies[path]
+            self.chars -= sum(map(len, self.texts.pop(path)))
             steps = path.split("/")
             for depth in range(max(1, len(steps) - DEPTH), len(steps)):
                 above = "/".join(steps[:depth])
@@ -108,9 +113,9 @@ class InnerTemplates:
         below = self.under.get(path)
         if not below or len(text) < MIN_CHARS:
             return text
-        found = [p for p in below if self.copies[p] >= MIN_COPIES]
-        for inner in sorted(found, key=lambda p: (-len(self.texts[p]), p)):
-            text = _cut_words(text, _pattern(self.texts[inner]))
+        found = [t for p in below for t, n in self.texts[p].items() if n >= MIN_COPIES]
+        for template in sorted(found, key=lambda t: (-len(t), t)):
+            text = _cut_words(text, _pattern(template))
         return text
 
 

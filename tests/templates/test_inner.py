@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scrapy_templates.templates.inner import MIN_COPIES, InnerTemplates
+from scrapy_templates.templates.inner import MIN_COPIES, VARIANTS, InnerTemplates
 from scrapy_templates.templates.variability import path_without_ids
 
 COLUMN = "body/div#content"
@@ -69,7 +69,7 @@ def test_the_texts_kept_are_bounded() -> None:
         inner.learn(paths, [f"A standing box number {n} of the site"], [True])
         inner.learn(paths, [f"A standing box number {n} of the site, now much longer " * 5], [True])
     assert inner.chars <= 1_000
-    assert sum(map(len, inner.last.values())) == inner.chars
+    assert sum(len(t) for w in inner.texts.values() for t in w) == inner.chars
 
 
 def test_paths_leave_element_ids_out() -> None:
@@ -94,12 +94,34 @@ def test_a_full_budget_forgets_paths_seen_once_and_keeps_the_habits() -> None:
     assert inner.cut(COLUMN, f"Guide {NOTICE.format('1997-2026')}") == "Guide"
 
 
-def test_a_changed_text_that_does_not_fit_is_no_habit() -> None:
+def test_alternating_wordings_each_keep_their_count() -> None:
+    """Each application of a manual words its footer its own way: pages alternate between
+    the wordings, and each becomes a habit of its own."""
+    inner = InnerTemplates()
+    comma = "Copyright © {} Example AB, All Rights Reserved."
+    for n in range(MIN_COPIES):
+        inner.learn([FOOTER], [NOTICE.format(f"{1990 + n}-2026")], [True])
+        inner.learn([FOOTER], [comma.format(f"{2000 + n}-2026")], [True])
+    assert inner.cut(COLUMN, f"Guide {NOTICE.format('1997-2026')}") == "Guide"
+    assert inner.cut(COLUMN, f"Guide {comma.format('1997-2026')}") == "Guide"
+
+
+def test_a_new_wording_takes_the_place_of_the_rarest() -> None:
+    inner = _learned()
+    for name in ("one", "two", "three", "four", "five")[:VARIANTS]:
+        inner.learn([FOOTER], [f"A passing notice called {name} in the footer."], [True])
+    kept = inner.texts[path_without_ids(FOOTER)]
+    assert len(kept) == VARIANTS
+    assert "Copyright © 0000-0000 Example AB. All Rights Reserved." in kept, "the habit stays"
+    assert inner.chars == sum(map(len, kept))
+
+
+def test_a_new_wording_that_does_not_fit_leaves_the_habits() -> None:
     inner = _learned()
     inner.max_chars = inner.chars  # full, and every path kept is a habit
     inner.learn([FOOTER], [NOTICE.format("1997-2026") + " Now with much more text."], [True])
-    text = f"Guide {NOTICE.format('1997-2026')}"
-    assert inner.cut(COLUMN, text) == text
+    assert len(inner.texts[path_without_ids(FOOTER)]) == 1
+    assert inner.cut(COLUMN, f"Guide {NOTICE.format('1997-2026')}") == "Guide"
 
 
 def test_every_whole_word_copy_is_cut_longest_template_first() -> None:
