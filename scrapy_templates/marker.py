@@ -10,7 +10,7 @@ algorithm changes can be judged on whole sites in seconds.
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -143,10 +143,6 @@ class Marker:
         layout evidence (``001_…``) and its link blocks to its section's counts first; the
         site then learns from the decision. ``new``: whether counting the page counted it
         (``obs.new`` unless ``obs`` is a later recount)."""
-        counts = dict(zip(fingerprints, obs.counts, strict=True))
-        support = (
-            dict(zip(fingerprints, obs.components, strict=True)) if self.components else counts
-        )
         cluster = levels = None
         paths = [p.path for p in page.pagelets]
         if self.layout:
@@ -158,13 +154,71 @@ class Marker:
             )
         navigation = PageNavigation(page)
         section = self._section(site, page, navigation, obs.new if new is None else new)
-        page_counts = PageCounts(obs.pages, counts, support, cluster, levels, section)
         evidence = self.evidence.site(site)
-        marks = decide_page(page, page_counts, evidence, self.settings, navigation)
+        marks = decide_page(
+            page,
+            self._counts(fingerprints, obs, cluster, levels, section),
+            evidence,
+            self.settings,
+            navigation,
+        )
         if cluster is not None and levels and not SHIFTS.isdisjoint(levels):
             self.evidence.blocks(site).frame(cluster, paths, levels, marks.framed)
         evidence.learn(page, marks.flags, self.settings.main_share)
         return marks
+
+    def review(self, site: str, page: Page, fingerprints: list[int], obs: Observation) -> PageMarks:
+        """The marks of a page decided before, on the site's evidence as it stands now,
+        changing none of it."""
+        cluster = levels = None
+        if self.layout and (blocks := self.evidence.site_blocks.get(site)) is not None:
+            cluster, levels = blocks.levels([p.path for p in page.pagelets])
+        navigation = PageNavigation(page)
+        section = self._section(site, page, navigation, False)
+        counts = self._counts(fingerprints, obs, cluster, levels, section)
+        return decide_page(page, counts, self.evidence.site(site), self.settings, navigation)
+
+    async def decide_held(
+        self, site: str, held: Sequence[tuple[Page, list[int], bool]]
+    ) -> list[PageMarks | Exception]:
+        """Mark a site's first pages, held at its cold start (page, fingerprints, whether
+        counting it counted it): each is decided in turn, the site learning from it as from any
+        page, and then all are marked again on what all of them taught (:meth:`review`): the
+        first items of a site are as clean as the later ones. A page whose marking fails gets
+        its exception, and the others their marks."""
+        counted: list[Observation | Exception] = []
+        for page, fingerprints, new in held:
+            try:
+                obs = await self.recount(site, page, fingerprints)
+                self.decide(site, page, fingerprints, obs, new=new)
+            except Exception as exc:  # one page's failure is its item's, not the others'
+                counted.append(exc)
+            else:
+                counted.append(obs)
+        marked: list[PageMarks | Exception] = []
+        for (page, fingerprints, _), found in zip(held, counted, strict=True):
+            if isinstance(found, Exception):
+                marked.append(found)
+                continue
+            try:
+                marked.append(self.review(site, page, fingerprints, found))
+            except Exception as exc:
+                marked.append(exc)
+        return marked
+
+    def _counts(
+        self,
+        fingerprints: list[int],
+        obs: Observation,
+        cluster: int | None,
+        levels: list[int] | None,
+        section: list[bool] | None,
+    ) -> PageCounts:
+        counts = dict(zip(fingerprints, obs.counts, strict=True))
+        support = (
+            dict(zip(fingerprints, obs.components, strict=True)) if self.components else counts
+        )
+        return PageCounts(obs.pages, counts, support, cluster, levels, section)
 
     def _section(
         self, site: str, page: Page, navigation: PageNavigation, new: bool
@@ -232,6 +286,21 @@ async def replay(
             await relearn(site, obs.pages)
         return Replayed(page.url, marks)
 
+    async def decide_held(
+        site: str, held: list[tuple[Page, list[int], bool]], pages_known: int
+    ) -> list[Replayed]:
+        before = marked.get(site, 0)
+        out = []
+        for (page, _, _), marks in zip(held, await marker.decide_held(site, held), strict=True):
+            if isinstance(marks, Exception):
+                raise marks
+            out.append(Replayed(page.url, marks))
+        marked[site] = before + len(out)
+        every = config.relearn_pages
+        if every > 0 and marked[site] // every > before // every:
+            await relearn(site, pages_known)
+        return out
+
     wanted = config.bootstrap_pages + 1 if config.bootstrap_pages > 0 else 0
     for url, html in pages:
         try:
@@ -251,11 +320,10 @@ async def replay(
         if obs.pages < wanted:
             waiting.setdefault(site, []).append((page, fingerprints, obs.new))
             continue
-        for early, early_fps, new in waiting.pop(site, []):
-            obs_now = await marker.recount(site, early, early_fps)
-            yield await decide(site, early, early_fps, obs_now, new)
+        for replayed in await decide_held(site, waiting.pop(site, []), obs.pages):
+            yield replayed
         yield await decide(site, page, fingerprints, obs, obs.new)
     for site, held in waiting.items():
-        for early, early_fps, new in held:
-            obs_now = await marker.recount(site, early, early_fps)
-            yield await decide(site, early, early_fps, obs_now, new)
+        pages_known = (await marker.recount(site, *held[-1][:2])).pages
+        for replayed in await decide_held(site, held, pages_known):
+            yield replayed

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from scrapy.settings import BaseSettings
 
+import scrapy_templates.marker as marker_module
 from scrapy_templates.config import TemplatesConfig
-from scrapy_templates.marker import Replayed, page_fingerprints, replay
-from scrapy_templates.page import parse_page
+from scrapy_templates.marker import Marker, Replayed, page_fingerprints, replay
+from scrapy_templates.page import Page, parse_page
 from scrapy_templates.settings import DEFAULTS
 from scrapy_templates.store.memory import MemoryStore
+from scrapy_templates.templates import marking
+from scrapy_templates.templates.marking import PageMarks
 from tests.crawl.test_pipeline import make_pipeline, mark_all
 from tests.texts import STORIES
 
@@ -63,6 +67,81 @@ async def test_first_pages_wait_for_the_cold_start() -> None:
     assert "Topic number" not in first.content and "Report 0" in first.content
     cold = await run(pages(10), config(TEMPLATES_BOOTSTRAP_PAGES=0))
     assert cold[0].marks is not None and "Topic number" in cold[0].marks.content
+
+
+def short_page(n: int) -> str:
+    """An application's index page: too link-poor to split, its footer inside its only
+    pagelet; the long pages after it have the footer as a pagelet of its own."""
+    footer = f"<div class=footer>Copyright © {1990 + n}-2026 Example AB. All Rights Reserved.</div>"
+    if n < 3:
+        body = f"<h1>Guide {n}</h1><p>Version {n}.0</p>"
+    else:
+        links = "".join(f"<li><a href='/f{n}_{j}.html'>function_{n}_{j}</a></li>" for j in range(4))
+        body = f"<h1>Module {n}</h1><p>{STORIES[n % len(STORIES)]}</p><ul>{links}</ul>"
+    return f"<html><body><div id=content>{body}{footer}</div></body></html>"
+
+
+async def test_held_pages_are_marked_on_what_all_of_them_taught() -> None:
+    """The first pages wait for the cold start and are marked again once all of them were
+    learned from: the footer inside the first short pages is cut, as it is from later ones."""
+    crawl = [(f"http://app.test/{n}.html", short_page(n)) for n in range(12)]
+    held = await run(crawl, config(TEMPLATES_BOOTSTRAP_PAGES=11))
+    assert all(r.marks is not None for r in held)
+    contents = [r.marks.content for r in held if r.marks]
+    assert "Guide 0" in contents[0] and "Version 0.0" in contents[0]
+    assert not any("Copyright" in c for c in contents)
+    once = await run(crawl, config(TEMPLATES_BOOTSTRAP_PAGES=0))
+    assert once[0].marks is not None and "Copyright" in once[0].marks.content
+
+
+async def test_a_review_changes_no_evidence() -> None:
+    """Two markers see the same pages; one reviews every page it decided: the next page's
+    marks, and what either learned, are the same."""
+    markers = [Marker.from_config(config(), MemoryStore()) for _ in range(2)]
+    crawl = pages(9)
+    for n, marker in enumerate(markers):
+        await marker.store.open()
+        for url, html in crawl[:8]:
+            parsed = parse_page(html, url)
+            fingerprints = page_fingerprints(parsed)
+            obs = await marker.count("press.test", parsed, fingerprints)
+            marker.decide("press.test", parsed, fingerprints, obs)
+            if n == 1:
+                again = marker.review("press.test", parsed, fingerprints, obs)
+                assert "Report" in again.content
+    last = []
+    for marker in markers:
+        parsed = parse_page(crawl[8][1], crawl[8][0])
+        fingerprints = page_fingerprints(parsed)
+        obs = await marker.count("press.test", parsed, fingerprints)
+        last.append(marker.decide("press.test", parsed, fingerprints, obs))
+    assert last[0] == last[1]
+    plain, reviewed = (m.evidence for m in markers)
+    assert plain.main_path("press.test") == reviewed.main_path("press.test")
+    assert plain.blocks("press.test").layouts.pages == reviewed.blocks("press.test").layouts.pages
+    assert plain.sections("press.test").pages == reviewed.sections("press.test").pages
+
+
+async def test_a_held_page_that_fails_gets_its_error_and_the_others_their_marks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def decide_page(page: Page, *args: Any, **kwargs: Any) -> PageMarks:
+        if page.url.endswith("/1.html"):
+            raise ValueError("a page the decision cannot read")
+        return marking.decide_page(page, *args, **kwargs)
+
+    monkeypatch.setattr(marker_module, "decide_page", decide_page)
+    marker = Marker.from_config(config(), MemoryStore())
+    await marker.store.open()
+    held = []
+    for url, html in pages(3):
+        parsed = parse_page(html, url)
+        fingerprints = page_fingerprints(parsed)
+        obs = await marker.count("press.test", parsed, fingerprints)
+        held.append((parsed, fingerprints, obs.new))
+    marked = await marker.decide_held("press.test", held)
+    assert isinstance(marked[1], ValueError)
+    assert all(isinstance(m, PageMarks) and "Report" in m.content for m in (marked[0], marked[2]))
 
 
 async def test_pages_still_waiting_when_the_crawl_ends_are_decided() -> None:

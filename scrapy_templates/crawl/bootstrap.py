@@ -3,7 +3,9 @@
 A site the store knows fewer than ``TEMPLATES_BOOTSTRAP_PAGES`` pages of has no evidence yet:
 deciding its first item on one page would flag nothing. So its first items are counted and then
 wait until the store has counted that many more of the site's pages — the spider's own pages,
-as its crawl brings them — and are decided then, on the same kind of evidence as later ones.
+as its crawl brings them. The first of them to be released decides them all
+(:meth:`Bootstrap.hold`): each in turn, the site learning from it, and then each again on what
+all of them taught, so that a site's first items are as clean as its later ones.
 
 Nothing is downloaded for this: the crawl's limits (``DEPTH_LIMIT``,
 ``CLOSESPIDER_PAGECOUNT``), its scheduler, cache and politeness see only the spider's requests.
@@ -17,11 +19,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
+
+Held = TypeVar("Held")
+Marked = TypeVar("Marked")
 
 # How long the crawl must have no download in flight before waiting items stop waiting, and how
 # often that is looked at.
@@ -41,6 +47,7 @@ class Bootstrap:
         self.timeout = timeout
         self.count = count
         self._ready: dict[str, asyncio.Event] = {}
+        self._held: dict[str, list[tuple[Any, asyncio.Future[Any]]]] = {}
 
     def wanted(self, known_pages: int) -> bool:
         """Whether an item of a site the store knows ``known_pages`` pages of (its own
@@ -54,9 +61,36 @@ class Bootstrap:
         if ready is not None and not self.wanted(known_pages):
             ready.set()
 
-    async def wait(self, site: str) -> None:
-        """Wait until ``site`` has enough pages counted, the crawl has nothing in flight, or
-        the timeout is over."""
+    async def hold(
+        self,
+        site: str,
+        held: Held,
+        decide: Callable[[str, list[Held]], Awaitable[list[Marked | Exception]]],
+    ) -> Marked:
+        """Hold an item of ``site`` (``held``: what deciding it takes) as :meth:`wait` does;
+        the first held item to be released decides all those of the site held with it,
+        ``decide`` giving each its marks or its exception, which is raised here; the others
+        wait for its answer."""
+        future: asyncio.Future[Marked] = asyncio.get_running_loop().create_future()
+        batch = self._held.setdefault(site, [])
+        batch.append((held, future))
+        await self.wait(site, future)
+        if not future.done() and self._held.get(site) is batch:  # not taken by another
+            del self._held[site]
+            try:
+                results: list[Marked | Exception] = await decide(site, [e for e, _ in batch])
+            except Exception as exc:  # the batch's failure is each of its items'
+                results = [exc] * len(batch)
+            for (_, waiting), result in zip(batch, results, strict=True):
+                if isinstance(result, Exception):
+                    waiting.set_exception(result)
+                else:
+                    waiting.set_result(result)
+        return await future
+
+    async def wait(self, site: str, decided: asyncio.Future[Any] | None = None) -> None:
+        """Wait until ``site`` has enough pages counted, the crawl has nothing in flight, the
+        timeout is over, or ``decided`` is done (another held item decided this one)."""
         ready = self._ready.get(site)
         if ready is None:
             ready = self._ready[site] = asyncio.Event()
@@ -71,7 +105,7 @@ class Bootstrap:
         self.count("templates/bootstrap_waits")
         deadline = time.monotonic() + self.timeout
         idle_since: float | None = None
-        while not ready.is_set():
+        while not ready.is_set() and (decided is None or not decided.done()):
             now = time.monotonic()
             if now >= deadline:
                 self.count("templates/bootstrap_timeouts")

@@ -180,19 +180,20 @@ class TemplatePipeline:
             self._skip(adapter, exc.reason, str(exc))
             return
         fingerprints = page_fingerprints(page)
+        held: PageMarks | None = None
         try:
             obs = await self.marker.count(site, page, fingerprints)
-            new = obs.new
             self.bootstrap.counted(site, obs.pages)
             if self.bootstrap.wanted(obs.pages):
-                await self.bootstrap.wait(site)
-                obs = await self.marker.recount(site, page, fingerprints)
+                held = await self.bootstrap.hold(
+                    site, (page, fingerprints, obs.new), self.marker.decide_held
+                )
         except StoreError as exc:  # a bad value under our keys, not an outage (that is absorbed)
             self._skip(adapter, "store-error", str(exc))
             return
         new_pages = self.runtime.new_pages
         new_pages[site] = new_pages.get(site, 0) + 1
-        marks = self.marker.decide(site, page, fingerprints, obs, new=new)
+        marks = held or self.marker.decide(site, page, fingerprints, obs, new=obs.new)
         self._note_main_path(site, marks.main_path, self.evidence.region(site).pages)
         content_hash = self._write(adapter, marks)
         parts = [t for t, flag in zip(marks.texts, marks.flags, strict=True) if t and not flag]

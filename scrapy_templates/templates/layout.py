@@ -92,6 +92,12 @@ class SiteLayouts:
                 best, best_sim = cluster, sim
         return best, best_sim
 
+    def cluster_of(self, paths: Sequence[str]) -> int | None:
+        """The id of the layout cluster a page of these pagelet paths is nearest, recording
+        nothing (``None`` while there is none)."""
+        cluster, _ = self.nearest(self.vector(Counter(paths)))
+        return None if cluster is None else cluster.ident
+
     def assign(self, paths: Sequence[str]) -> int:
         """Record a page by its pagelet paths; the id of the layout cluster it joins."""
         terms = Counter(paths)

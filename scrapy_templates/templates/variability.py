@@ -414,6 +414,15 @@ class SiteBlocks:
             blocks = self.blocks[ident] = self.blocks_of()
         return ident, blocks.add(paths, texts, labels)
 
+    def levels(self, paths: Sequence[str]) -> tuple[int | None, list[int] | None]:
+        """A page's layout cluster and its blocks' stability there, recording nothing
+        (``None, None`` while the site has no cluster)."""
+        ident = self.layouts.cluster_of(paths)
+        blocks = None if ident is None else self.blocks.get(ident)
+        if ident is None or blocks is None:
+            return None, None
+        return ident, blocks.levels(paths)
+
     def frame(
         self, ident: int, paths: Sequence[str], levels: Sequence[int], framed: Sequence[bool]
     ) -> None:

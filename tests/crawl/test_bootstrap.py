@@ -60,3 +60,36 @@ async def test_a_wait_ends_at_the_timeout_while_other_sites_download() -> None:
     bootstrap = _bootstrap(6, timeout=0.3, downloading=True)
     await asyncio.wait_for(bootstrap.wait("s.test"), 5)
     assert bootstrap.stats["templates/bootstrap_timeouts"] == 1  # type: ignore[attr-defined]
+
+
+async def test_the_first_item_released_decides_all_held_with_it_once() -> None:
+    """The deciding awaits the store: the items released with it wait for its answer
+    rather than deciding the batch again."""
+    bootstrap = _bootstrap(3, downloading=True)
+    calls: list[list[str]] = []
+
+    async def decide(site: str, held: list[str]) -> list[str | Exception]:
+        calls.append(list(held))
+        await asyncio.sleep(0.05)
+        return [ValueError(h) if h == "bad" else f"marks of {h}" for h in held]
+
+    items = [asyncio.ensure_future(bootstrap.hold("s.test", h, decide)) for h in ("a", "bad", "c")]
+    await asyncio.sleep(0.1)
+    bootstrap.counted("s.test", 4)
+    done = await asyncio.wait_for(asyncio.gather(*items, return_exceptions=True), 2)
+    assert calls == [["a", "bad", "c"]]
+    assert done[0] == "marks of a" and done[2] == "marks of c"
+    assert isinstance(done[1], ValueError)
+    late = await asyncio.wait_for(bootstrap.hold("s.test", "d", decide), 1)
+    assert late == "marks of d" and calls[-1] == ["d"]
+
+
+async def test_a_failed_batch_is_each_held_items_failure() -> None:
+    bootstrap = _bootstrap(3, timeout=0.2, downloading=True)
+
+    async def decide(site: str, held: list[str]) -> list[str | Exception]:
+        raise ConnectionError("the store went away")
+
+    items = [asyncio.ensure_future(bootstrap.hold("s.test", h, decide)) for h in ("a", "b")]
+    done = await asyncio.wait_for(asyncio.gather(*items, return_exceptions=True), 2)
+    assert all(isinstance(d, ConnectionError) for d in done)
