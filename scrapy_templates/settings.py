@@ -311,9 +311,9 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "TEMPLATES_BOOTSTRAP_PAGES",
-        6,
+        50,
         COUNT,
-        "Cold start: the first items of a site the store knows fewer pages of wait until this many more of its pages are counted (the spider's own; nothing extra is downloaded), or until the crawl has nothing in flight (0 disables).",
+        "Cold start: the first items of a site the store knows fewer pages of wait until this many more of its pages are counted (the spider's own; nothing extra is downloaded), or until the crawl has nothing in flight, and are then decided on what all of them teach (0 disables).",
     ),
     Setting(
         "TEMPLATES_BOOTSTRAP_TIMEOUT",

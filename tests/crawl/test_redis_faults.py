@@ -40,6 +40,7 @@ def test_crawl_survives_redis_outage(tmp_path: Path) -> None:
         "TEMPLATES_STORE_RETRY": 0.5,
         "TEMPLATES_URL_RULES": False,  # the same pages in both crawls: counts comparable
         "TEMPLATES_PRUNE_PAGES": 0,
+        "TEMPLATES_BOOTSTRAP_PAGES": 6,  # items flow from the 7th page: the outage is mid-way
         "CONCURRENT_REQUESTS": 2,
         "DOWNLOAD_DELAY": 0.01,
     }
