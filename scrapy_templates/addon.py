@@ -21,6 +21,11 @@ logger = logging.getLogger(__name__)
 _ENABLED = next(s for s in SETTINGS if s.name == "TEMPLATES_ENABLED")
 
 
+# The response size the cold start makes room for per held item in Scrapy's scraper (see
+# ``SCRAPER_SLOT_MAX_ACTIVE_SIZE``): documentation pages run to a few hundred KB.
+HELD_RESPONSE_BYTES = 512 * 1024
+
+
 class Addon:
     """Sets every ``TEMPLATES_*`` default at "addon" priority (a project or spider setting
     still wins), checks every ``TEMPLATES_*`` setting and enables the runtime extension (the
@@ -44,6 +49,11 @@ class Addon:
             # one plain line before Scrapy's traceback of the failed start
             logger.error("scrapy-templates: the crawl cannot start: %s", exc)
             raise
+        held = config.bootstrap_pages * HELD_RESPONSE_BYTES
+        if held > settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE"):
+            # the cold start holds a new site's first items, and Scrapy counts their responses
+            # against this; at the limit it stops downloading, and the wait ends half-decided
+            settings.set("SCRAPER_SLOT_MAX_ACTIVE_SIZE", held, priority="addon")
         settings.setdefault_in_component_priority_dict(
             "ITEM_PIPELINES", TemplatePipeline, config.pipeline_priority
         )

@@ -16,6 +16,7 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
 
 from scrapy_templates import Addon
+from scrapy_templates.addon import HELD_RESPONSE_BYTES
 from scrapy_templates.config import SettingError
 from scrapy_templates.crawl.middlewares import (
     UrlRulesDownloaderMiddleware,
@@ -60,6 +61,20 @@ def test_project_settings_win_over_addon_defaults() -> None:
     Addon().update_settings(settings)
     assert settings.getint("TEMPLATES_MIN_PAGES") == 5
     assert settings.getdict("ITEM_PIPELINES")[TemplatePipeline] == 800
+
+
+def test_the_scraper_makes_room_for_the_cold_starts_held_items() -> None:
+    """Scrapy stops downloading when the responses of items in its pipelines pass
+    SCRAPER_SLOT_MAX_ACTIVE_SIZE; the cold start holds 50 of them."""
+    settings = Settings()
+    Addon().update_settings(settings)
+    assert settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE") == 50 * HELD_RESPONSE_BYTES > 5_000_000
+    mine = Settings({"SCRAPER_SLOT_MAX_ACTIVE_SIZE": 1_000_000})
+    Addon().update_settings(mine)
+    assert mine.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE") == 1_000_000
+    off = Settings({"TEMPLATES_BOOTSTRAP_PAGES": 0})
+    Addon().update_settings(off)
+    assert off.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE") == 5_000_000
 
 
 def test_disabled_addon_adds_no_pipeline() -> None:

@@ -126,10 +126,11 @@ def sequence_bar(
     declares in its head (``declared``: href → ``next``, ``prev``, ``up``, ``start``…, see
     :data:`~scrapy_templates.page.SEQUENCE_RELS`). Template by the author's word from the first
     page, though its titles change on every page: every link off the page leads to a declared
-    neighbour, each neighbour once, two kinds of place among them (next or previous, and
-    another of next, previous, up, start), and no more than :data:`SEQUENCE_BAR_WORDS` other
-    words. A table of contents whose first entry is the next page, or a short page whose only
-    pagelet holds its content and its bar, is not one."""
+    neighbour, each neighbour once, with no more than :data:`SEQUENCE_BAR_WORDS` other words;
+    one that leads to the next or previous page leads to another of next, previous, up or
+    start too (DocBook's footer row "‹previous title› Home ‹next title›" links home alone). A
+    table of contents whose first entry is the next page, or a short page whose only pagelet
+    holds its content and its bar, is not one."""
     outward = [h for h in hrefs if not h.startswith("#")]
     if not outward or len(set(outward)) < len(outward):
         return False
@@ -139,7 +140,7 @@ def sequence_bar(
         if kind is None:
             return False
         kinds.add(kind)
-    if not kinds & _NEIGHBOURS or len(kinds & _PLACES) < 2:
+    if kinds & _NEIGHBOURS and len(kinds & _PLACES) < 2:
         return False
     linked = sum(len(WORD.findall(a)) for a in anchors)
     return len(WORD.findall(text)) - linked <= SEQUENCE_BAR_WORDS

@@ -162,7 +162,8 @@ DECLARED = {"p.html": "prev", "n.html": "next", "u.html": "up", "i.html": "index
          ["n.html", "p.html", "u.html", "i.html"], ["Bug Reports", "Intro", "Top", "Index"], True),
         ("Prev Up Chapter 49. Logical Decoding Home Next", ["p.html", "n.html", "#top"],
          ["Prev", "Next", "Top"], True),
-        # the next page and the index only: a table of contents, a "see the index" line
+        ("ebnf.statement.terminator Home crop.marks", ["u.html"], ["Home"], True),
+        # the next page and the index only: a table of contents's first entry
         ("1. Getting started Index", ["n.html", "i.html"], ["1. Getting started", "Index"], False),
         # a link to a page that is no neighbour: a sentence of the content
         ("See Intro and Bug Reports, or the Manual.", ["p.html", "n.html", "m.html"],
