@@ -48,6 +48,7 @@ class Bootstrap:
         self.count = count
         self._ready: dict[str, asyncio.Event] = {}
         self._held: dict[str, list[tuple[Any, asyncio.Future[Any]]]] = {}
+        self._deciding: dict[str, list[tuple[Any, asyncio.Future[Any]]]] = {}
 
     def wanted(self, known_pages: int) -> bool:
         """Whether an item of a site the store knows ``known_pages`` pages of (its own
@@ -77,16 +78,38 @@ class Bootstrap:
         await self.wait(site, future)
         if not future.done() and self._held.get(site) is batch:  # not taken by another
             del self._held[site]
+            self._deciding[site] = batch
             try:
-                results: list[Marked | Exception] = await decide(site, [e for e, _ in batch])
-            except Exception as exc:  # the batch's failure is each of its items'
-                results = [exc] * len(batch)
-            for (_, waiting), result in zip(batch, results, strict=True):
-                if isinstance(result, Exception):
-                    waiting.set_exception(result)
-                else:
-                    waiting.set_result(result)
+                try:
+                    results: list[Marked | Exception] = await decide(site, [e for e, _ in batch])
+                except Exception as exc:  # the batch's failure is each of its items'
+                    results = [exc] * len(batch)
+                for (_, waiting), result in zip(batch, results, strict=False):
+                    if waiting.done():  # its item was cancelled
+                        continue
+                    if isinstance(result, Exception):
+                        waiting.set_exception(result)
+                    else:
+                        waiting.set_result(result)
+            finally:
+                # an item is never left waiting: one the decision did not answer (it was
+                # cancelled, or answered too few) gets an error, and its item passes unmarked
+                for _, waiting in batch:
+                    if not waiting.done():
+                        waiting.set_exception(RuntimeError("the cold-start decision ended early"))
+                if self._deciding.get(site) is batch:
+                    del self._deciding[site]
         return await future
+
+    async def after_held(self, site: str) -> bool:
+        """Wait until the items of ``site`` held now (if any) are decided, so that a page
+        counted as the wait ends is decided after them, on what they taught (as the replay
+        decides it); whether there were any."""
+        batch = self._held.get(site) or self._deciding.get(site)
+        if not batch:
+            return False
+        await asyncio.wait([future for _, future in batch])
+        return True
 
     async def wait(self, site: str, decided: asyncio.Future[Any] | None = None) -> None:
         """Wait until ``site`` has enough pages counted, the crawl has nothing in flight, the

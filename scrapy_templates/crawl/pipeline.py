@@ -183,17 +183,22 @@ class TemplatePipeline:
         held: PageMarks | None = None
         try:
             obs = await self.marker.count(site, page, fingerprints)
+            new = obs.new
             self.bootstrap.counted(site, obs.pages)
             if self.bootstrap.wanted(obs.pages):
                 held = await self.bootstrap.hold(
                     site, (page, fingerprints, obs.new), self.marker.decide_held
                 )
+            elif await self.bootstrap.after_held(site):
+                obs = await self.marker.recount(site, page, fingerprints)
         except StoreError as exc:  # a bad value under our keys, not an outage (that is absorbed)
             self._skip(adapter, "store-error", str(exc))
             return
         new_pages = self.runtime.new_pages
         new_pages[site] = new_pages.get(site, 0) + 1
-        marks = held or self.marker.decide(site, page, fingerprints, obs, new=obs.new)
+        marks = (
+            held if held is not None else self.marker.decide(site, page, fingerprints, obs, new=new)
+        )
         self._note_main_path(site, marks.main_path, self.evidence.region(site).pages)
         content_hash = self._write(adapter, marks)
         parts = [t for t, flag in zip(marks.texts, marks.flags, strict=True) if t and not flag]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from scrapy_templates.templates.text import WORD
@@ -120,10 +121,13 @@ _PLACES = frozenset({"next", "prev", "up", "start"})
 
 
 def sequence_bar(
-    text: str, hrefs: Sequence[str], anchors: Sequence[str], declared: Mapping[str, str]
+    text: str,
+    hrefs: Sequence[str],
+    anchors: Sequence[str],
+    declared: Mapping[str, Collection[str]],
 ) -> bool:
     """Whether a pagelet is the bar that leads to the page's neighbours in a sequence the page
-    declares in its head (``declared``: href → ``next``, ``prev``, ``up``, ``start``…, see
+    declares in its head (``declared``: href → its kinds, ``next``, ``prev``, ``up``…, see
     :data:`~scrapy_templates.page.SEQUENCE_RELS`). Template by the author's word from the first
     page, though its titles change on every page: every link off the page leads to a declared
     neighbour, each neighbour once, with no more than :data:`SEQUENCE_BAR_WORDS` other words;
@@ -132,14 +136,17 @@ def sequence_bar(
     table of contents whose first entry is the next page, or a short page whose only pagelet
     holds its content and its bar, is not one."""
     outward = [h for h in hrefs if not h.startswith("#")]
-    if not outward or len(set(outward)) < len(outward):
+    if not outward:
         return False
-    kinds = set()
+    kinds: set[str] = set()
     for href in outward:
-        kind = declared.get(href)
-        if kind is None:
+        found = declared.get(href)
+        if not found:
             return False
-        kinds.add(kind)
+        kinds.update(found)
+    # each neighbour once: an href comes back only as often as the head declares it
+    if any(n > len(declared[h]) for h, n in Counter(outward).items()):
+        return False
     if kinds & _NEIGHBOURS and len(kinds & _PLACES) < 2:
         return False
     linked = sum(len(WORD.findall(a)) for a in anchors)

@@ -37,10 +37,11 @@ DEPTH = 4
 # Shorter template texts are left where they are: a heading's word or two ("Exports") may
 # well be the page's own.
 MIN_CHARS = 24
-# A template text is looked for once it was flagged this many times at its path since it
-# last changed (number-blind): one page's flag is no habit of the site.
+# A template text is looked for once it was flagged this many times at its path
+# (number-blind): one page's flag is no habit of the site.
 MIN_COPIES = 3
-# Wordings kept per path; a new one takes the place of the one flagged least.
+# Wordings kept per path; a new one takes the place of the one flagged least, unless every
+# wording kept is a habit (flagged MIN_COPIES times).
 VARIANTS = 4
 
 _DIGITS = str.maketrans("123456789", "000000000")
@@ -56,7 +57,7 @@ class InnerTemplates:
 
     max_chars: int = 32_000
     chars: int = 0
-    # path → number-blind text → times flagged since it was kept; oldest path first
+    # path → number-blind text → times flagged; oldest path first
     texts: dict[str, dict[str, int]] = field(default_factory=dict)
     under: dict[str, set[str]] = field(default_factory=dict)
 
@@ -72,19 +73,24 @@ class InnerTemplates:
             if wordings is not None and masked in wordings:
                 wordings[masked] += 1
                 continue
-            if self.chars + len(masked) > self.max_chars and not self._make_room(len(masked), path):
+            rarest = None
+            if wordings is not None and len(wordings) >= VARIANTS:
+                passing = [t for t, n in wordings.items() if n < MIN_COPIES]
+                if not passing:  # every wording kept is a habit: the new one is not
+                    continue
+                rarest = min(passing, key=wordings.__getitem__)
+            needed = len(masked) - (len(rarest) if rarest is not None else 0)
+            if self.chars + needed > self.max_chars and not self._make_room(needed, path):
                 continue
             if wordings is None:
                 wordings = self.texts[path] = {}
                 steps = path.split("/")
                 for depth in range(max(1, len(steps) - DEPTH), len(steps)):
                     self.under.setdefault("/".join(steps[:depth]), set()).add(path)
-            elif len(wordings) >= VARIANTS:
-                rarest = min(wordings, key=wordings.__getitem__)
-                self.chars -= len(rarest)
+            if rarest is not None:
                 del wordings[rarest]
             wordings[masked] = 1
-            self.chars += len(masked)
+            self.chars += needed
 
     def _make_room(self, needed: int, keep: str) -> bool:
         """Forget paths none of whose texts was flagged :data:`MIN_COPIES` times, oldest

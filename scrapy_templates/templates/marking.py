@@ -207,7 +207,9 @@ def _sequence_bars(page: Page, flags: list[bool], main_path: str | None) -> list
     class pages name the next class in their text)."""
     if not page.sequence:
         return flags
-    declared = dict(page.sequence)
+    declared: dict[str, set[str]] = {}
+    for href, kind in page.sequence:
+        declared.setdefault(href, set()).add(kind)
     pagelets = page.pagelets
     bars = [
         not f and bool(p.hrefs) and sequence_bar(p.text, p.hrefs, p.anchors, declared)

@@ -93,3 +93,54 @@ async def test_a_failed_batch_is_each_held_items_failure() -> None:
     items = [asyncio.ensure_future(bootstrap.hold("s.test", h, decide)) for h in ("a", "b")]
     done = await asyncio.wait_for(asyncio.gather(*items, return_exceptions=True), 2)
     assert all(isinstance(d, ConnectionError) for d in done)
+
+
+async def test_a_cancelled_item_leaves_no_other_waiting() -> None:
+    bootstrap = _bootstrap(3, downloading=True)
+
+    async def decide(site: str, held: list[str]) -> list[str | Exception]:
+        await asyncio.sleep(0.05)
+        return [f"marks of {h}" for h in held]
+
+    items = [asyncio.ensure_future(bootstrap.hold("s.test", h, decide)) for h in ("a", "b", "c")]
+    await asyncio.sleep(0.1)
+    items[1].cancel()
+    bootstrap.counted("s.test", 4)
+    done = await asyncio.wait_for(asyncio.gather(*items, return_exceptions=True), 2)
+    assert done[0] == "marks of a" and done[2] == "marks of c"
+
+
+async def test_a_cancelled_decision_answers_every_held_item() -> None:
+    bootstrap = _bootstrap(3, downloading=True)
+
+    async def decide(site: str, held: list[str]) -> list[str | Exception]:
+        await asyncio.sleep(10)
+        return []
+
+    items = [asyncio.ensure_future(bootstrap.hold("s.test", h, decide)) for h in ("a", "b")]
+    await asyncio.sleep(0.1)
+    bootstrap.counted("s.test", 4)
+    await asyncio.sleep(0.1)  # the first released is deciding
+    taker = next(i for i in items if not i.done())
+    taker.cancel()
+    done = await asyncio.wait_for(asyncio.gather(*items, return_exceptions=True), 2)
+    assert all(isinstance(d, (RuntimeError, asyncio.CancelledError)) for d in done)
+
+
+async def test_a_page_counted_as_the_wait_ends_comes_after_the_held_items() -> None:
+    bootstrap = _bootstrap(3, downloading=True)
+    order: list[str] = []
+
+    async def decide(site: str, held: list[str]) -> list[str | Exception]:
+        await asyncio.sleep(0.05)
+        order.extend(held)
+        return list(held)
+
+    items = [asyncio.ensure_future(bootstrap.hold("s.test", h, decide)) for h in ("a", "b")]
+    await asyncio.sleep(0.1)
+    bootstrap.counted("s.test", 4)
+    assert await asyncio.wait_for(bootstrap.after_held("s.test"), 2)
+    order.append("next page")
+    await asyncio.gather(*items)
+    assert order == ["a", "b", "next page"]
+    assert not await bootstrap.after_held("s.test")

@@ -85,7 +85,7 @@ def test_rules_persist_and_two_processes_crawl_like_one(
         )
         assert f"URL rules of {host} v{version}" in second.log and "from the store" in second.log
         assert second.stats["templates/urls/rules_version"] >= version
-        assert second.stats.get("templates/bootstrap_pages", 0) == 0  # counts persisted too
+        assert second.stats.get("templates/bootstrap_waits", 0) == 0  # counts persisted too
         assert second.stats["downloader/response_count"] < first.stats["downloader/response_count"]
         rules_file = tmp_path / "rules.json"
         rules_file.write_text(client.hget(f"learn:{host}:pub", "rules").decode())

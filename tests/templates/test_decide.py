@@ -152,7 +152,7 @@ def test_peel_edges_without_weights_peels_declared_frames_of_any_size() -> None:
     ]  # fmt: skip
 
 
-DECLARED = {"p.html": "prev", "n.html": "next", "u.html": "up", "i.html": "index"}
+DECLARED = {"p.html": {"prev"}, "n.html": {"next"}, "u.html": {"up"}, "i.html": {"index"}}
 
 
 @pytest.mark.parametrize(
@@ -163,6 +163,8 @@ DECLARED = {"p.html": "prev", "n.html": "next", "u.html": "up", "i.html": "index
         ("Prev Up Chapter 49. Logical Decoding Home Next", ["p.html", "n.html", "#top"],
          ["Prev", "Next", "Top"], True),
         ("ebnf.statement.terminator Home crop.marks", ["u.html"], ["Home"], True),
+        # a chapter's first section: its previous page is its chapter, up
+        ("Prev Up Next", ["c.html", "c.html", "n.html"], ["Prev", "Up", "Next"], True),
         # the next page and the index only: a table of contents's first entry
         ("1. Getting started Index", ["n.html", "i.html"], ["1. Getting started", "Index"], False),
         # a link to a page that is no neighbour: a sentence of the content
@@ -178,4 +180,5 @@ DECLARED = {"p.html": "prev", "n.html": "next", "u.html": "up", "i.html": "index
 def test_a_sequence_bar_leads_to_declared_neighbours_alone(
     text: str, hrefs: list[str], anchors: list[str], bar: bool
 ) -> None:
-    assert sequence_bar(text, hrefs, anchors, DECLARED) is bar
+    declared = {**DECLARED, "c.html": {"prev", "up"}}
+    assert sequence_bar(text, hrefs, anchors, declared) is bar

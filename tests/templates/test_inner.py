@@ -116,6 +116,20 @@ def test_a_new_wording_takes_the_place_of_the_rarest() -> None:
     assert inner.chars == sum(map(len, kept))
 
 
+def test_a_passing_wording_never_takes_a_habits_place() -> None:
+    inner = InnerTemplates()
+    names = ("one", "two", "three", "four")[:VARIANTS]
+    for _ in range(MIN_COPIES):
+        inner.learn(
+            [FOOTER] * VARIANTS,
+            [f"A standing notice called {n}." for n in names],
+            [True] * VARIANTS,
+        )
+    inner.learn([FOOTER], ["A passing notice that came once."], [True])
+    kept = inner.texts[path_without_ids(FOOTER)]
+    assert "A passing notice that came once." not in kept and len(kept) == VARIANTS
+
+
 def test_a_new_wording_that_does_not_fit_leaves_the_habits() -> None:
     inner = _learned()
     inner.max_chars = inner.chars  # full, and every path kept is a habit
