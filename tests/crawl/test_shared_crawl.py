@@ -74,8 +74,13 @@ def test_rules_persist_and_two_processes_crawl_like_one(
     with DemoSite() as site:
         host = site.url.split("//")[1].rstrip("/")
         # 1. a crawl learns URL rules and publishes them; the next crawl starts with them
+        # (no cold start: items flow at once, and the relearn timer sees pages marked)
         first = run_crawl(
-            tmp_path / "first", start=site.url, TEMPLATES_REDIS_PREFIX="learn", **store
+            tmp_path / "first",
+            start=site.url,
+            TEMPLATES_REDIS_PREFIX="learn",
+            TEMPLATES_BOOTSTRAP_PAGES=0,
+            **store,
         )
         version = int(client.hget(f"learn:{host}:pub", "rules:v") or 0)
         assert version >= 1 and first.stats["templates/relearn_count"] >= 1
