@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.page import Page, PageError, parse_page
@@ -145,14 +144,13 @@ class Marker:
         (``obs.new`` unless ``obs`` is a later recount)."""
         cluster = levels = None
         paths = [p.path for p in page.pagelets]
+        navigation = PageNavigation(page)
         if self.layout:
-            host = urlsplit(page.url).netloc.lower()
             cluster, levels = self.evidence.blocks(site).observe(
                 paths,
                 [p.text for p in page.pagelets],
-                [link_label(p.hrefs, p.anchors, host) for p in page.pagelets],
+                [link_label(p.hrefs, p.anchors, navigation.host) for p in page.pagelets],
             )
-        navigation = PageNavigation(page)
         section = self._section(site, page, navigation, obs.new if new is None else new)
         evidence = self.evidence.site(site)
         marks = decide_page(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from scrapy_templates.page import Page, navigation_element
+from scrapy_templates.page import Page, Pagelet, navigation_element
 from scrapy_templates.sites import page_id
 from scrapy_templates.templates.decide import (
     Thresholds,
@@ -124,18 +124,18 @@ class PageNavigation:
     out when first asked and kept: section counting and several steps of the decision ask,
     each about a few pagelets."""
 
-    __slots__ = ("_host", "_known", "_pagelets")
+    __slots__ = ("_known", "_pagelets", "host")
 
     def __init__(self, page: Page) -> None:
         self._pagelets = page.pagelets
-        self._host = urlsplit(page.url).netloc.lower()
+        self.host = urlsplit(page.url).netloc.lower()
         self._known: dict[int, int] = {}
 
     def links(self, i: int) -> int:
         found = self._known.get(i)
         if found is None:
             p = self._pagelets[i]
-            found = navigation_links(p.text, p.hrefs, p.anchors, self._host) if p.hrefs else 0
+            found = navigation_links(p.text, p.hrefs, p.anchors, self.host) if p.hrefs else 0
             self._known[i] = found
         return found
 
@@ -217,13 +217,20 @@ def _sequence_bars(page: Page, flags: list[bool], main_path: str | None) -> list
     ]
     if not any(bars):
         return flags
-    texts = [bool(p.text.strip()) for p in pagelets]
-    considered = texts
-    if main_path is not None:
-        inside = [t and in_region(p.path, main_path) for t, p in zip(texts, pagelets, strict=True)]
-        considered = inside if any(inside) else texts
+    considered = _considered(pagelets, main_path)
+    if not any(considered):  # the page has no pagelet in the site's main region
+        considered = _considered(pagelets, None)
     headings = [is_heading(p.path) for p in pagelets]
     return peel_edges(flags, bars, considered, headings, None)
+
+
+def _considered(pagelets: Sequence[Pagelet], main_path: str | None) -> list[bool]:
+    """Which pagelets have text in the main region (anywhere while there is none): those
+    a frame is peeled from."""
+    return [
+        bool(p.text.strip()) and (main_path is None or in_region(p.path, main_path))
+        for p in pagelets
+    ]
 
 
 def _count_flags(
@@ -277,10 +284,7 @@ def _layout_flags(
     ]
     static = [m and level == STATIC for m, level in zip(may, levels, strict=True)]
     flags = [f or s for f, s in zip(flags, static, strict=True)]
-    considered = [
-        bool(p.text.strip()) and (main_path is None or in_region(p.path, main_path))
-        for p in pagelets
-    ]
+    considered = _considered(pagelets, main_path)
     framing = [
         (m and not s)
         or (
