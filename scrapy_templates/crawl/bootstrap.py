@@ -11,7 +11,12 @@ Nothing is downloaded for this: the crawl's limits (``DEPTH_LIMIT``,
 ``CLOSESPIDER_PAGECOUNT``), its scheduler, cache and politeness see only the spider's requests.
 A wait ends when the pages are counted, when the crawl has had nothing in flight for a moment
 (no more pages are coming: a small site, a depth or page limit, or a scraper backed up by the
-waiting items themselves), or after ``TEMPLATES_BOOTSTRAP_TIMEOUT`` seconds.
+waiting items themselves), or when for ``TEMPLATES_BOOTSTRAP_TIMEOUT`` seconds no page of the
+site has come to the pipeline or been counted. A site whose pages keep coming, however slowly,
+is waited for — a download delay, or a spider that follows thousands of links per page and
+leaves the pipeline a small share of the crawl's thread (Erlang/OTP's wx reference: a page
+counted every 20 seconds while a hundred wait to be) — but never longer than
+:data:`MAX_WAITS` times that timeout in all.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ Marked = TypeVar("Marked")
 # often that is looked at.
 IDLE_SECONDS = 0.5
 _POLL_SECONDS = 0.05
+# A wait is never longer than this many timeouts, however steadily pages come.
+MAX_WAITS = 10
 
 
 class Bootstrap:
@@ -47,6 +54,7 @@ class Bootstrap:
         self.timeout = timeout
         self.count = count
         self._ready: dict[str, asyncio.Event] = {}
+        self._last_news: dict[str, float] = {}
         self._held: dict[str, list[tuple[Any, asyncio.Future[Any]]]] = {}
         self._deciding: dict[str, list[tuple[Any, asyncio.Future[Any]]]] = {}
 
@@ -59,8 +67,18 @@ class Bootstrap:
         """The store now knows ``known_pages`` pages of ``site``: release its waiting items
         once that is enough."""
         ready = self._ready.get(site)
-        if ready is not None and not self.wanted(known_pages):
+        if ready is None:
+            return
+        self._last_news[site] = time.monotonic()
+        if not self.wanted(known_pages):
             ready.set()
+
+    def arriving(self, site: str) -> None:
+        """An item of ``site`` came to the pipeline: its page is on its way to be counted, so
+        the site's waiting items wait on."""
+        ready = self._ready.get(site)
+        if ready is not None and not ready.is_set():
+            self._last_news[site] = time.monotonic()
 
     async def hold(
         self,
@@ -112,8 +130,9 @@ class Bootstrap:
         return True
 
     async def wait(self, site: str, decided: asyncio.Future[Any] | None = None) -> None:
-        """Wait until ``site`` has enough pages counted, the crawl has nothing in flight, the
-        timeout is over, or ``decided`` is done (another held item decided this one)."""
+        """Wait until ``site`` has enough pages counted, the crawl has nothing in flight, no
+        page of the site has come or been counted for the timeout (or :data:`MAX_WAITS`
+        timeouts have passed), or ``decided`` is done (another held item decided this one)."""
         ready = self._ready.get(site)
         if ready is None:
             ready = self._ready[site] = asyncio.Event()
@@ -126,11 +145,12 @@ class Bootstrap:
         if ready.is_set() or self.timeout <= 0:
             return
         self.count("templates/bootstrap_waits")
-        deadline = time.monotonic() + self.timeout
+        start = time.monotonic()
         idle_since: float | None = None
         while not ready.is_set() and (decided is None or not decided.done()):
             now = time.monotonic()
-            if now >= deadline:
+            last = max(start, self._last_news.get(site, start))
+            if now >= min(last + self.timeout, start + MAX_WAITS * self.timeout):
                 self.count("templates/bootstrap_timeouts")
                 return
             if self._downloading():

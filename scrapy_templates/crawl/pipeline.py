@@ -174,6 +174,7 @@ class TemplatePipeline:
             return
         site = self.site_of(url)
         pid = page_id(url)
+        self.bootstrap.arriving(site)
         try:
             page = await self._parse(html, url, site, pid)
         except PageError as exc:

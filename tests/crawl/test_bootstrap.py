@@ -6,7 +6,7 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any
 
-from scrapy_templates.crawl.bootstrap import IDLE_SECONDS, Bootstrap
+from scrapy_templates.crawl.bootstrap import IDLE_SECONDS, MAX_WAITS, Bootstrap
 from tests.crawl.conftest import templates_crawler
 
 
@@ -59,6 +59,47 @@ async def test_a_crawl_with_nothing_in_flight_ends_the_wait() -> None:
 async def test_a_wait_ends_at_the_timeout_while_other_sites_download() -> None:
     bootstrap = _bootstrap(6, timeout=0.3, downloading=True)
     await asyncio.wait_for(bootstrap.wait("s.test"), 5)
+    assert bootstrap.stats["templates/bootstrap_timeouts"] == 1  # type: ignore[attr-defined]
+
+
+async def test_a_wait_goes_on_while_the_sites_pages_keep_coming() -> None:
+    """A slow spider brings a page every little while: each restarts the timeout."""
+    bootstrap = _bootstrap(6, timeout=0.3, downloading=True)
+    waiting = asyncio.ensure_future(bootstrap.wait("s.test"))
+    for known in range(2, 6):
+        await asyncio.sleep(0.2)
+        bootstrap.counted("s.test", known)
+    assert not waiting.done()
+    bootstrap.counted("s.test", 7)
+    await asyncio.wait_for(waiting, 1)
+    assert "templates/bootstrap_timeouts" not in bootstrap.stats  # type: ignore[attr-defined]
+
+
+async def test_pages_on_their_way_to_be_counted_keep_the_wait_going() -> None:
+    """The spider's work can leave the pipeline little of the crawl's thread: items that
+    arrive uncounted still say that the site's pages are coming."""
+    bootstrap = _bootstrap(6, timeout=0.3, downloading=True)
+    waiting = asyncio.ensure_future(bootstrap.wait("s.test"))
+    for _ in range(4):
+        await asyncio.sleep(0.2)
+        bootstrap.arriving("s.test")
+        bootstrap.arriving("other.test")
+    assert not waiting.done()
+    await asyncio.wait_for(waiting, 1)
+    assert bootstrap.stats["templates/bootstrap_timeouts"] == 1  # type: ignore[attr-defined]
+
+
+async def test_a_wait_is_never_longer_than_its_cap() -> None:
+    bootstrap = _bootstrap(100, timeout=0.05, downloading=True)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    waiting = asyncio.ensure_future(bootstrap.wait("s.test"))
+    known = 1
+    while not waiting.done():
+        known += 1
+        bootstrap.counted("s.test", known)
+        await asyncio.sleep(0.01)
+    assert MAX_WAITS * 0.05 <= loop.time() - started < 5
     assert bootstrap.stats["templates/bootstrap_timeouts"] == 1  # type: ignore[attr-defined]
 
 
