@@ -179,7 +179,9 @@ class HostGuard(Generic[T]):
         is dropped: its request would fetch the same page again. A request turned away may
         be chosen for a check (:meth:`take_checks`)."""
         ruleset = self.ruleset
-        if ruleset is None:  # no rules: nothing is rewritten, nothing deferred
+        deferring = defer is not None and defer[0] > 0
+        if ruleset is None or not (ruleset.rules or deferring):
+            # no rules: nothing is rewritten, and the tree is walked only to defer
             canonical, rate, nid = url, None, None
         else:
             canonical, rate, nid = ruleset.resolve(url)
@@ -189,7 +191,7 @@ class HostGuard(Generic[T]):
             if not queued:
                 self.note_requested(url)
             deferral = 0
-            if defer is not None and rate is not None and defer[0] > 0 and rate >= defer[1]:
+            if deferring and defer is not None and rate is not None and rate >= defer[1]:
                 deferral = defer[0]
             return Verdict(KEEP, url, deferral)
         rule = "" if ruleset is None or nid is None else ruleset.signature(nid)

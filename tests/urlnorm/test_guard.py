@@ -88,6 +88,28 @@ def test_duplicate_prone_forms_without_a_rule_are_deferred() -> None:
     assert guard.decide(ODD_URL, "r1", queued=False).defer == 0
 
 
+def test_a_rule_set_without_rules_is_walked_only_to_defer() -> None:
+    """Every link a spider extracts passes the guard: with no rule in force and nothing to
+    defer, a request costs no walk of the pattern tree."""
+    learned = _ruleset()
+    empty = RuleSet(SITE, 2, learned.nodes, {})
+    walks: list[str] = []
+    resolve = empty.resolve
+
+    def counting(url: str) -> tuple[str, float, int | None]:
+        walks.append(url)
+        return resolve(url)
+
+    object.__setattr__(empty, "resolve", counting)
+    guard: HostGuard[str] = HostGuard()
+    guard.install(empty, resend=True)
+    assert guard.decide(ODD_URL, "r1", queued=False).action == KEEP
+    assert guard.decide(ODD_URL, "r2", queued=False, defer=(0, 0.5)).action == KEEP
+    assert walks == []
+    guard.decide(ODD_URL, "r3", queued=False, defer=(100, 0.5))
+    assert walks == [ODD_URL]
+
+
 def test_an_install_that_maps_otherwise_sends_again_what_went_elsewhere() -> None:
     guard = _guard()
     assert guard.decide(SID_URL, "r1", queued=False).action == REWRITE
