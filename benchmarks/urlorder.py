@@ -39,6 +39,9 @@ OUT = ROOT / "benchmarks" / "output"
 
 @dataclass
 class Bound:
+    """What one replay counted: successful downloads, duplicate downloads among them, the
+    duplicates the rules in force caught, wrong merges, and the rules in force at the end."""
+
     downloads: int = 0
     duplicates: int = 0
     caught: int = 0
@@ -101,6 +104,8 @@ def main() -> None:
     parser.add_argument("--sites", default="demo,trac,roundup,gitweb")
     parser.add_argument("--every", type=int, default=25, help="downloads between relearns")
     args = parser.parse_args()
+    if args.every < 1:
+        parser.error("--every must be at least 1")
     print("| site | bound | downloads | duplicates | caught | share | wrong merges | rules |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for site in args.sites.split(","):

@@ -319,7 +319,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_BOOTSTRAP_TIMEOUT",
         30.0,
         SECONDS,
-        "Seconds the first items of a site may wait for its next page before deciding on what is there: each page of the site that comes to the pipeline or is counted starts this over, and the whole wait is never more than ten times it (0: they do not wait).",
+        "Seconds the first items of a site may wait for its next page before deciding on what is there: each page of the site that comes to the pipeline or is counted starts this over, and no item of the site waits past ten times it after the site's first item came (0: they do not wait).",
     ),
     Setting(
         "TEMPLATES_MAX_HTML_BYTES",

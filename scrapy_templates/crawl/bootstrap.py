@@ -12,11 +12,10 @@ Nothing is downloaded for this: the crawl's limits (``DEPTH_LIMIT``,
 A wait ends when the pages are counted, when the crawl has had nothing in flight for a moment
 (no more pages are coming: a small site, a depth or page limit, or a scraper backed up by the
 waiting items themselves), or when for ``TEMPLATES_BOOTSTRAP_TIMEOUT`` seconds no page of the
-site has come to the pipeline or been counted. A site whose pages keep coming, however slowly,
-is waited for — a download delay, or a spider that follows thousands of links per page and
-leaves the pipeline a small share of the crawl's thread (Erlang/OTP's wx reference: a page
-counted every 20 seconds while a hundred wait to be) — but never longer than
-:data:`MAX_WAITS` times that timeout in all.
+site has come to the pipeline or been counted. A site whose pages keep coming, however slowly
+(a download delay, a spider whose link following leaves the pipeline little of the crawl's
+thread), is waited for — but its items wait no longer than :data:`MAX_WAITS` timeouts after
+its first item came, whichever batch they are in.
 """
 
 from __future__ import annotations
@@ -55,6 +54,7 @@ class Bootstrap:
         self.count = count
         self._ready: dict[str, asyncio.Event] = {}
         self._last_news: dict[str, float] = {}
+        self._since: dict[str, float] = {}
         self._held: dict[str, list[tuple[Any, asyncio.Future[Any]]]] = {}
         self._deciding: dict[str, list[tuple[Any, asyncio.Future[Any]]]] = {}
 
@@ -67,7 +67,7 @@ class Bootstrap:
         """The store now knows ``known_pages`` pages of ``site``: release its waiting items
         once that is enough."""
         ready = self._ready.get(site)
-        if ready is None:
+        if ready is None or ready.is_set():
             return
         self._last_news[site] = time.monotonic()
         if not self.wanted(known_pages):
@@ -75,7 +75,8 @@ class Bootstrap:
 
     def arriving(self, site: str) -> None:
         """An item of ``site`` came to the pipeline: its page is on its way to be counted, so
-        the site's waiting items wait on."""
+        the site's waiting items wait on (an item whose page then fails to parse kept them
+        waiting for one timeout more)."""
         ready = self._ready.get(site)
         if ready is not None and not ready.is_set():
             self._last_news[site] = time.monotonic()
@@ -132,7 +133,8 @@ class Bootstrap:
     async def wait(self, site: str, decided: asyncio.Future[Any] | None = None) -> None:
         """Wait until ``site`` has enough pages counted, the crawl has nothing in flight, no
         page of the site has come or been counted for the timeout (or :data:`MAX_WAITS`
-        timeouts have passed), or ``decided`` is done (another held item decided this one)."""
+        timeouts have passed since the site's first wait), or ``decided`` is done (another held
+        item decided this one)."""
         ready = self._ready.get(site)
         if ready is None:
             ready = self._ready[site] = asyncio.Event()
@@ -146,11 +148,13 @@ class Bootstrap:
             return
         self.count("templates/bootstrap_waits")
         start = time.monotonic()
+        # the cap is the site's: a batch decided at it leaves the next items no new budget
+        cap = self._since.setdefault(site, start) + MAX_WAITS * self.timeout
         idle_since: float | None = None
         while not ready.is_set() and (decided is None or not decided.done()):
             now = time.monotonic()
             last = max(start, self._last_news.get(site, start))
-            if now >= min(last + self.timeout, start + MAX_WAITS * self.timeout):
+            if now >= min(last + self.timeout, cap):
                 self.count("templates/bootstrap_timeouts")
                 return
             if self._downloading():

@@ -64,7 +64,7 @@ async def test_a_wait_ends_at_the_timeout_while_other_sites_download() -> None:
 
 async def test_a_wait_goes_on_while_the_sites_pages_keep_coming() -> None:
     """A slow spider brings a page every little while: each restarts the timeout."""
-    bootstrap = _bootstrap(6, timeout=0.3, downloading=True)
+    bootstrap = _bootstrap(6, timeout=0.5, downloading=True)
     waiting = asyncio.ensure_future(bootstrap.wait("s.test"))
     for known in range(2, 6):
         await asyncio.sleep(0.2)
@@ -75,21 +75,26 @@ async def test_a_wait_goes_on_while_the_sites_pages_keep_coming() -> None:
     assert "templates/bootstrap_timeouts" not in bootstrap.stats  # type: ignore[attr-defined]
 
 
-async def test_pages_on_their_way_to_be_counted_keep_the_wait_going() -> None:
+async def test_pages_on_their_way_to_be_counted_keep_their_own_sites_wait_going() -> None:
     """The spider's work can leave the pipeline little of the crawl's thread: items that
-    arrive uncounted still say that the site's pages are coming."""
-    bootstrap = _bootstrap(6, timeout=0.3, downloading=True)
+    arrive uncounted still say that the site's pages are coming — that site's, not another's."""
+    bootstrap = _bootstrap(6, timeout=0.5, downloading=True)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
     waiting = asyncio.ensure_future(bootstrap.wait("s.test"))
+    other = asyncio.ensure_future(bootstrap.wait("other.test"))
     for _ in range(4):
         await asyncio.sleep(0.2)
         bootstrap.arriving("s.test")
-        bootstrap.arriving("other.test")
-    assert not waiting.done()
-    await asyncio.wait_for(waiting, 1)
-    assert bootstrap.stats["templates/bootstrap_timeouts"] == 1  # type: ignore[attr-defined]
+    assert other.done() and not waiting.done()
+    await asyncio.wait_for(waiting, 2)
+    assert loop.time() - started >= 0.8 + 0.5
+    assert bootstrap.stats["templates/bootstrap_timeouts"] == 2  # type: ignore[attr-defined]
 
 
-async def test_a_wait_is_never_longer_than_its_cap() -> None:
+async def test_a_sites_items_never_wait_longer_than_its_cap() -> None:
+    """Pages keep coming but never enough: the first batch is released at the cap, and the
+    next items of the site get no new budget."""
     bootstrap = _bootstrap(100, timeout=0.05, downloading=True)
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -100,7 +105,10 @@ async def test_a_wait_is_never_longer_than_its_cap() -> None:
         bootstrap.counted("s.test", known)
         await asyncio.sleep(0.01)
     assert MAX_WAITS * 0.05 <= loop.time() - started < 5
-    assert bootstrap.stats["templates/bootstrap_timeouts"] == 1  # type: ignore[attr-defined]
+    later = loop.time()
+    await asyncio.wait_for(bootstrap.wait("s.test"), 1)
+    assert loop.time() - later < 0.05
+    assert bootstrap.stats["templates/bootstrap_timeouts"] == 2  # type: ignore[attr-defined]
 
 
 async def test_the_first_item_released_decides_all_held_with_it_once() -> None:

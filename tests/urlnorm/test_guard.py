@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pytest import MonkeyPatch
+
 from scrapy_templates.urlnorm.checks import RuleChecks
 from scrapy_templates.urlnorm.guard import DROP, KEEP, REWRITE, HostGuard, url_key
 from scrapy_templates.urlnorm.learn import learn_rules
@@ -88,11 +90,10 @@ def test_duplicate_prone_forms_without_a_rule_are_deferred() -> None:
     assert guard.decide(ODD_URL, "r1", queued=False).defer == 0
 
 
-def test_a_rule_set_without_rules_is_walked_only_to_defer() -> None:
+def test_a_rule_set_without_rules_is_walked_only_to_defer(monkeypatch: MonkeyPatch) -> None:
     """Every link a spider extracts passes the guard: with no rule in force and nothing to
     defer, a request costs no walk of the pattern tree."""
-    learned = _ruleset()
-    empty = RuleSet(SITE, 2, learned.nodes, {})
+    empty = RuleSet(SITE, 2, _ruleset().nodes, {})
     walks: list[str] = []
     resolve = empty.resolve
 
@@ -100,13 +101,13 @@ def test_a_rule_set_without_rules_is_walked_only_to_defer() -> None:
         walks.append(url)
         return resolve(url)
 
-    object.__setattr__(empty, "resolve", counting)
+    monkeypatch.setattr(empty, "resolve", counting)
     guard: HostGuard[str] = HostGuard()
     guard.install(empty, resend=True)
     assert guard.decide(ODD_URL, "r1", queued=False).action == KEEP
     assert guard.decide(ODD_URL, "r2", queued=False, defer=(0, 0.5)).action == KEEP
     assert walks == []
-    guard.decide(ODD_URL, "r3", queued=False, defer=(100, 0.5))
+    assert guard.decide(ODD_URL, "r3", queued=False, defer=(100, 0.5)).defer == 100
     assert walks == [ODD_URL]
 
 
