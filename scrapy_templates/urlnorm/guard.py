@@ -179,8 +179,8 @@ class HostGuard(Generic[T]):
         is dropped: its request would fetch the same page again. A request turned away may
         be chosen for a check (:meth:`take_checks`)."""
         ruleset = self.ruleset
-        deferring = defer is not None and defer[0] > 0
-        if ruleset is None or not (ruleset.rules or deferring):
+        defer_by, defer_rate = defer if defer is not None else (0, 0.0)
+        if ruleset is None or not (self.has_rules or defer_by > 0):
             # no rules: nothing is rewritten, and the tree is walked only to defer
             canonical, rate, nid = url, None, None
         else:
@@ -191,8 +191,8 @@ class HostGuard(Generic[T]):
             if not queued:
                 self.note_requested(url)
             deferral = 0
-            if deferring and defer is not None and rate is not None and rate >= defer[1]:
-                deferral = defer[0]
+            if defer_by > 0 and rate is not None and rate >= defer_rate:
+                deferral = defer_by
             return Verdict(KEEP, url, deferral)
         rule = "" if ruleset is None or nid is None else ruleset.signature(nid)
         self.decided.append((token, url, canonical, rule))
