@@ -23,7 +23,8 @@
    above any node it does not, whatever their popularity.
 
 The deployed set is then run over the training URLs once more and any rule whose false-positive
-rate, as deployed, exceeds ``fpr_max`` is removed.
+rate, as deployed, exceeds ``fpr_max`` is removed. A sample without two URLs of one page learns
+the empty rule set at once.
 """
 
 from __future__ import annotations
@@ -150,6 +151,10 @@ def learn_rules(
     to the popularity that picks destination formats."""
     cfg = config or LearnConfig()
     t0 = time.perf_counter()
+    if not _cluster_members(np.asarray(clusters, dtype=np.int64)):
+        # no two URLs share a page: no rule has support, so the tree is not built (a site
+        # without duplicate URLs is relearned as its sample grows, and costs nothing)
+        return LearnReport(RuleSet(site, version, [], {}, frozenset(), len(urls)), build_tree([]))
     keys = [split_url(u) for u in urls]
     tree = build_tree(keys, clusters, min_share=cfg.min_share, vary_max=cfg.fake_max)
     data = _Training(urls, tree, np.asarray(clusters))

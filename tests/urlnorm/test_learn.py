@@ -191,6 +191,16 @@ def test_unrelated_urls_are_left_alone() -> None:
         assert ruleset.apply(url) == url
 
 
+def test_a_sample_without_duplicates_learns_no_rule_and_builds_no_tree() -> None:
+    urls, _ = mirror_site()
+    report = learn_rules(urls, list(range(len(urls))))
+    assert report.ruleset.rules == {} and report.ruleset.nodes == []
+    assert len(report.tree.nodes) <= 1
+    assert all(report.ruleset.apply(url) == url for url in urls)
+    # one pair of duplicates is enough for the tree to be built again
+    assert len(learn_rules(urls, [0, 0, *range(1, len(urls) - 1)]).tree.nodes) > 1
+
+
 def test_learning_is_deterministic() -> None:
     urls, clusters = mirror_site()
     assert (
