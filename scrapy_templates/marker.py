@@ -78,13 +78,15 @@ def prune_below(config: TemplatesConfig, pages: int) -> int:
 
 
 def page_fingerprints(page: Page) -> list[int]:
-    """The distinct non-zero fingerprints and patterns of a page: what the store counts."""
+    """The distinct non-zero fingerprints and patterns of a page, with those of the blocks
+    hidden in its unsplit pagelets (:attr:`Page.hidden`): what the store counts."""
     found: dict[int, None] = {}
     for pagelet in page.pagelets:
         if pagelet.fingerprint:
             found[pagelet.fingerprint] = None
         if pagelet.pattern:
             found[pagelet.pattern] = None
+    found.update(dict.fromkeys(page.hidden))
     return list(found)
 
 

@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import itertools
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 from urllib.parse import urljoin
@@ -118,6 +118,15 @@ _NONCHARACTER = re.compile(b"\xef\xbf[\xbe\xbf]")
 MAX_ATTRIBUTE_WORK = 10_000**2
 _LONG_TAG = re.compile(rb"<[A-Za-z][^<>]{255,}")
 _ATTRIBUTE = re.compile(rb"""[^\s"'<>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]*))?""")
+_BLOCKS = frozenset(BLOCK_TAGS)
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+# Edge blocks of an unsplit pagelet shorter than this are not counted (a heading's word or two
+# may well be the page's own); as long as the shortest template text cut from inside one
+# (:data:`~scrapy_templates.templates.inner.MIN_CHARS`).
+HIDDEN_MIN_CHARS = 24
+# ... and longer ones too: a template block is a line or two (a footer, a caution), and a
+# long block at a column's edge is the page's own text.
+HIDDEN_MAX_CHARS = 500
 _walk = compiled("_walk")
 if _walk is not None:
     _walk.set_block_tags(BLOCK_TAGS)
@@ -204,6 +213,7 @@ class Page:
     below: dict[tuple[int, str], str | None] = field(default_factory=dict, repr=False)
     block_texts: list[tuple[str, ...]] | None = field(default=None, repr=False)
     reload: Callable[[], list[lxml.etree._Element]] | None = field(default=None, repr=False)
+    hidden: tuple[int, ...] = ()
 
     @property
     def text(self) -> str:
@@ -306,6 +316,7 @@ class Page:
             detached=True,
             below=below,
             block_texts=block_texts,
+            hidden=self.hidden,
         )
 
 
@@ -574,9 +585,63 @@ def parse_page(
     pagelets, elements, page_simhash = partition(_visible_root(doc), k)
     text = "\n".join(p.text for p in pagelets)
     text_hash = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-    return Page(
+    page = Page(
         url, pagelets, title, page_simhash, text_hash, notes, elements, canonical, h1, sequence
     )
+    page.hidden = hidden_fingerprints(pagelets, elements)
+    return page
+
+
+def _blocks_below(el: lxml.etree._Element) -> list[lxml.etree._Element]:
+    """The block children of ``el``, or of the first element below it that has more than
+    one (a column wrapped in a few single-child containers)."""
+    while True:
+        blocks = [c for c in el if isinstance(c.tag, str) and c.tag in _BLOCKS]
+        if len(blocks) != 1:
+            return blocks
+        el = blocks[0]
+
+
+def _is_section(el: lxml.etree._Element) -> bool:
+    """Whether ``el``'s first child element is a heading: a section of the page's text."""
+    first = next((c for c in el if isinstance(c.tag, str)), None)
+    return first is not None and first.tag in _HEADINGS
+
+
+def hidden_fingerprints(
+    pagelets: Sequence[Pagelet], elements: Sequence[lxml.etree._Element]
+) -> tuple[int, ...]:
+    """Fingerprints and patterns of the blocks at the edges of unsplit pagelets: the first
+    and the last block child of a pagelet's element (or of the first element below it with
+    several), when its text is :data:`HIDDEN_MIN_CHARS` to :data:`HIDDEN_MAX_CHARS` long.
+
+    A page too link-poor to be split keeps its footer
+    ("Copyright © 2002-2026 Ericsson AB") inside its content column; counted here, that
+    footer's pattern has the support of every page that shows it, not only of the pages
+    where it is a pagelet of its own. Evidence only: these are counted, never marked.
+    Navigation pagelets are left out (their fingerprints are drawn apart), and so are edge
+    blocks that start with a heading: a section of the page's text ("GIT — Part of the
+    git(1) suite" closes every manual page of git as its last section, and is the page's)."""
+    texts: list[str] = []
+    for pagelet, el in zip(pagelets, elements, strict=True):
+        # most pagelets are a paragraph or a list item: no element inside, or little text
+        if not len(el) or len(pagelet.text) <= HIDDEN_MIN_CHARS or not pagelet.fingerprint:
+            continue
+        if pagelet.path.endswith("/text()") or navigation_element(pagelet.path) is not None:
+            continue
+        blocks = _blocks_below(el)
+        if len(blocks) < 2:
+            continue
+        for child in (blocks[0], blocks[-1]):
+            if _is_section(child):
+                continue
+            text = _visible_text(child)
+            if HIDDEN_MIN_CHARS <= len(text) <= HIDDEN_MAX_CHARS and text != pagelet.text:
+                texts.append(text)
+    if not texts:
+        return ()
+    fps = text_fingerprints(texts)
+    return tuple(dict.fromkeys(fp for fp in (*fps.exact, *fps.patterns) if fp))
 
 
 def parse_elements(

@@ -303,6 +303,59 @@ def test_a_menus_copy_of_the_content_is_counted_apart() -> None:
     assert menu.fingerprint not in (0, content.fingerprint)
 
 
+FOOTER = "<div class=footer><hr><p>Copyright © {}-2026 Example AB. All Rights Reserved.</p></div>"
+
+
+def test_a_footer_inside_an_unsplit_column_is_counted_as_its_own_pagelet_would_be() -> None:
+    functions = "".join(f"<li><a href='/f{i}.html'>function {i}</a></li>" for i in range(4))
+    long = parse_page(
+        f"<body><div id=content><h1>Module</h1><ul>{functions}</ul>{FOOTER.format(1997)}"
+        "</div></body>",
+        "http://x.test/m.html",
+    )
+    footer = next(p for p in long.pagelets if p.path.endswith("div.footer"))
+    short = parse_page(
+        "<body><div id=wrap><div id=content><div class=front><h1>Observer</h1><h4>Version 2.1"
+        f"</h4></div>{FOOTER.format(2002)}</div></div></body>",
+        "http://x.test/index.html",
+    )
+    assert [p.path for p in short.pagelets] == ["body"]
+    assert footer.pattern in short.hidden and footer.fingerprint not in short.hidden
+    assert short.detach().hidden == short.hidden
+    assert footer.pattern not in long.hidden  # a pagelet of its own is counted as one
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        # the last block is a section of the page: its heading, then its text
+        "<p>Lead.</p><p>Body text of the page.</p><div><h2>GIT</h2><p>Part of the git(1) suite"
+        "</p></div>",
+        # edge blocks too short to be a habit of the site
+        "<p>Short lead.</p><p>A body paragraph that is long enough.</p><p>Fine print.</p>",
+        # one block: nothing hides in it
+        "<p>Only one paragraph of the page, long enough to be counted.</p>",
+    ],
+)
+def test_blocks_that_are_the_pages_own_are_not_counted_hidden(column: str) -> None:
+    page = parse_page(f"<body><main>{column}</main></body>", "http://x.test/")
+    assert page.hidden == ()
+
+
+def test_a_menu_hides_nothing() -> None:
+    html = (
+        "<body><nav><ul><li><a href=/p>Products and services of the firm</a></li>"
+        "<li><a href=/s>Shop</a></li></ul>"
+        "<p><a href=/c>Contact us about anything at any time</a></p></nav>"
+        "<main><p><a href=/m>More</a> on this page.</p></main></body>"
+    )
+    page = parse_page(html, "http://x.test/")
+    assert navigation_element(page.pagelets[0].path) is not None
+    assert page.hidden == ()
+    unmarked = parse_page(html.replace("nav>", "div>"), "http://x.test/")
+    assert len(unmarked.hidden) == 2  # the same blocks outside a menu count
+
+
 def test_first_h1_and_the_blocks_inside_chosen_pagelets() -> None:
     nav = "<nav>" + "".join(f'<a href="/{i}">Section {i}</a>' for i in range(4)) + "</nav>"
     html = (
