@@ -12,10 +12,12 @@ content pagelet at one of those paths. Paths leave element ids out, as layout bl
 texinfo node's or a Sphinx section's id names one page). Digits are compared as one digit, as
 the number-blind pattern of a pagelet is (a copyright's years change from page to page).
 
-A path's template may come in a few wordings (each application of a manual signs its footer
-"Ericsson AB. All Rights Reserved." or "Ericsson AB, All Rights Reserved."): each path keeps up
-to :data:`VARIANTS` of them, each with its own count, so that alternating wordings do not
-start each other's count again.
+Texts are known by their words alone, punctuation aside (each application of a manual signs
+its footer "Ericsson AB. All Rights Reserved." or "Ericsson AB, All Rights Reserved": one
+text), and cut wherever those words stand in a row with nothing but punctuation and white
+space between them. A path's template may still come in a few wordings: each path keeps up to
+:data:`VARIANTS` of them, each with its own count, so that alternating wordings do not start
+each other's count again.
 
 Bounded: a site keeps template texts of ``max_chars`` characters in all (number-blind); when a
 new text does not fit, paths whose texts were each flagged fewer than :data:`MIN_COPIES` times
@@ -45,10 +47,12 @@ MIN_COPIES = 3
 VARIANTS = 4
 
 _DIGITS = str.maketrans("123456789", "000000000")
+_WORD = re.compile(r"\w+")
 
 
 def _masked(text: str) -> str:
-    return text.translate(_DIGITS)
+    """The words of ``text``, digits as 0, one space apart: how a template text is known."""
+    return " ".join(_WORD.findall(text.translate(_DIGITS)))
 
 
 @dataclass
@@ -127,11 +131,13 @@ class InnerTemplates:
 
 @functools.lru_cache(maxsize=4096)
 def _pattern(template: str) -> re.Pattern[str]:
-    """A number-blind template as a pattern of whole words: its digits (masked to "0") match
-    any digit, and it stands between white space or the text's ends. Searching the text
-    with it costs no copy of the text, which may be a long content column."""
-    body = re.escape(template).replace("0", r"\d")
-    return re.compile(rf"(?<!\S){body}(?!\S)")
+    """A template's words (:func:`_masked`) as a pattern: its digits (masked to "0") match
+    any digit, its words follow one another with anything but letters and digits between
+    them, and it stands between white space or the text's ends, with the punctuation that
+    clings to it. Searching the text with it costs no copy of the text, which may be a long
+    content column."""
+    body = r"\W+".join(re.escape(word).replace("0", r"\d") for word in template.split())
+    return re.compile(rf"(?<!\S)[^\w\s]*{body}[^\w\s]*(?!\S)")
 
 
 def _cut_words(text: str, pattern: re.Pattern[str]) -> str:

@@ -98,12 +98,26 @@ def test_alternating_wordings_each_keep_their_count() -> None:
     """Each application of a manual words its footer its own way: pages alternate between
     the wordings, and each becomes a habit of its own."""
     inner = InnerTemplates()
-    comma = "Copyright © {} Example AB, All Rights Reserved."
+    other = "Copyright © {} Example Inc. All rights kept."
     for n in range(MIN_COPIES):
         inner.learn([FOOTER], [NOTICE.format(f"{1990 + n}-2026")], [True])
-        inner.learn([FOOTER], [comma.format(f"{2000 + n}-2026")], [True])
+        inner.learn([FOOTER], [other.format(f"{2000 + n}-2026")], [True])
     assert inner.cut(COLUMN, f"Guide {NOTICE.format('1997-2026')}") == "Guide"
+    assert inner.cut(COLUMN, f"Guide {other.format('1997-2026')}") == "Guide"
+
+
+def test_wordings_apart_in_punctuation_alone_are_one_text() -> None:
+    """ "Example AB. All Rights Reserved." and "Example AB, All Rights Reserved": their
+    copies count together, and either is cut, its clinging punctuation with it."""
+    inner = InnerTemplates()
+    comma = "Copyright © {} Example AB, All Rights Reserved"
+    inner.learn([FOOTER], [NOTICE.format("1990-2026")], [True])
+    inner.learn([FOOTER], [comma.format("1991-2026")], [True])
+    inner.learn([FOOTER], [NOTICE.format("1992-2026")], [True])
+    assert len(inner.texts[path_without_ids(FOOTER)]) == 1
     assert inner.cut(COLUMN, f"Guide {comma.format('1997-2026')}") == "Guide"
+    assert inner.cut(COLUMN, f"Guide {NOTICE.format('1997-2026')} More.") == "Guide More."
+    assert inner.cut(COLUMN, f"Guide {NOTICE.format('1997-2026')}x") != "Guide"
 
 
 def test_a_new_wording_takes_the_place_of_the_rarest() -> None:
@@ -112,7 +126,7 @@ def test_a_new_wording_takes_the_place_of_the_rarest() -> None:
         inner.learn([FOOTER], [f"A passing notice called {name} in the footer."], [True])
     kept = inner.texts[path_without_ids(FOOTER)]
     assert len(kept) == VARIANTS
-    assert "Copyright © 0000-0000 Example AB. All Rights Reserved." in kept, "the habit stays"
+    assert "Copyright 0000 0000 Example AB All Rights Reserved" in kept, "the habit stays"
     assert inner.chars == sum(map(len, kept))
 
 
