@@ -118,7 +118,7 @@ _NONCHARACTER = re.compile(b"\xef\xbf[\xbe\xbf]")
 MAX_ATTRIBUTE_WORK = 10_000**2
 _LONG_TAG = re.compile(rb"<[A-Za-z][^<>]{255,}")
 _ATTRIBUTE = re.compile(rb"""[^\s"'<>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]*))?""")
-_BLOCKS = frozenset(BLOCK_TAGS)
+_EDGE_BLOCKS = frozenset(BLOCK_TAGS) - {"br", "hr"}
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 # Edge blocks of an unsplit pagelet shorter than this are not counted (a heading's word or two
 # may well be the page's own); as long as the shortest template text cut from inside one
@@ -592,14 +592,20 @@ def parse_page(
     return page
 
 
-def _blocks_below(el: lxml.etree._Element) -> list[lxml.etree._Element]:
-    """The block children of ``el``, or of the first element below it that has more than
-    one (a column wrapped in a few single-child containers)."""
+def _blocks_below(el: lxml.etree._Element, path: str) -> tuple[list[lxml.etree._Element], str]:
+    """The block children of ``el`` (``path``), or of the first element below it that has more
+    than one when ``el`` only wraps it (a column in a few single-child containers), with that
+    element's path. Line breaks and rules hold no text and are left out."""
     while True:
-        blocks = [c for c in el if isinstance(c.tag, str) and c.tag in _BLOCKS]
-        if len(blocks) != 1:
-            return blocks
+        blocks = [c for c in el if isinstance(c.tag, str) and c.tag in _EDGE_BLOCKS]
+        if len(blocks) != 1 or len(el) != 1 or _has_text(el.text) or _has_text(blocks[0].tail):
+            return blocks, path
         el = blocks[0]
+        path = f"{path}/{_tag_step(el)}"
+
+
+def _has_text(text: str | None) -> bool:
+    return bool(text and not text.isspace())
 
 
 def _is_section(el: lxml.etree._Element) -> bool:
@@ -619,9 +625,10 @@ def hidden_fingerprints(
     ("Copyright © 2002-2026 Ericsson AB") inside its content column; counted here, that
     footer's pattern has the support of every page that shows it, not only of the pages
     where it is a pagelet of its own. Evidence only: these are counted, never marked.
-    Navigation pagelets are left out (their fingerprints are drawn apart), and so are edge
-    blocks that start with a heading: a section of the page's text ("GIT — Part of the
-    git(1) suite" closes every manual page of git as its last section, and is the page's)."""
+    Navigation is left out (a menu's fingerprints are drawn apart), pagelets and edge blocks
+    alike, and so are edge blocks that start with a heading: a section of the page's text
+    ("GIT — Part of the git(1) suite" closes every manual page of git as its last section,
+    and is the page's)."""
     texts: list[str] = []
     for pagelet, el in zip(pagelets, elements, strict=True):
         # most pagelets are a paragraph or a list item: no element inside, or little text
@@ -629,11 +636,11 @@ def hidden_fingerprints(
             continue
         if pagelet.path.endswith("/text()") or navigation_element(pagelet.path) is not None:
             continue
-        blocks = _blocks_below(el)
+        blocks, path = _blocks_below(el, pagelet.path)
         if len(blocks) < 2:
             continue
         for child in (blocks[0], blocks[-1]):
-            if _is_section(child):
+            if _is_section(child) or navigation_element(f"{path}/{_tag_step(child)}"):
                 continue
             text = _visible_text(child)
             if HIDDEN_MIN_CHARS <= len(text) <= HIDDEN_MAX_CHARS and text != pagelet.text:

@@ -90,11 +90,13 @@ def _to_wire(page: Page) -> tuple[Any, ...]:
         page.sequence,
         page.below,
         page.block_texts,
+        page.hidden,
     )
 
 
 def _from_wire(wire: tuple[Any, ...]) -> Page:
-    url, pagelets, title, simhash, text_hash, notes, canonical, h1, sequence, below, blocks = wire
+    url, pagelets, title, simhash, text_hash, notes, canonical, h1, sequence, *rest = wire
+    below, blocks, hidden = rest
     return Page(
         url,
         list(map(Pagelet._make, pagelets)),
@@ -109,6 +111,7 @@ def _from_wire(wire: tuple[Any, ...]) -> Page:
         detached=True,
         below=below,
         block_texts=blocks,
+        hidden=hidden,
     )
 
 

@@ -335,11 +335,21 @@ def test_a_footer_inside_an_unsplit_column_is_counted_as_its_own_pagelet_would_b
         "<p>Short lead.</p><p>A body paragraph that is long enough.</p><p>Fine print.</p>",
         # one block: nothing hides in it
         "<p>Only one paragraph of the page, long enough to be counted.</p>",
+        # a rule and a break hold no text: the edges are the blocks around them
+        "<p>Lead.</p><p>Body text of the page.</p><hr><br>",
     ],
 )
 def test_blocks_that_are_the_pages_own_are_not_counted_hidden(column: str) -> None:
     page = parse_page(f"<body><main>{column}</main></body>", "http://x.test/")
     assert page.hidden == ()
+
+
+def test_a_menu_at_the_edge_of_a_column_is_not_counted_hidden() -> None:
+    column = "<p>Body text of the page.</p><{0}><p>Previous: the chapter before this</p></{0}>"
+    page = parse_page(f"<body><div id=c>{column.format('nav')}</div></body>", "http://x.test/")
+    assert page.hidden == ()
+    plain = parse_page(f"<body><div id=c>{column.format('div')}</div></body>", "http://x.test/")
+    assert len(plain.hidden) == 1
 
 
 def test_a_menu_hides_nothing() -> None:

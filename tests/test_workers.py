@@ -54,6 +54,7 @@ async def running(
 def same_page(a: Page, b: Page) -> None:
     assert a.pagelets == b.pagelets
     assert a.sequence == b.sequence
+    assert a.hidden == b.hidden
     assert (a.url, a.title, a.h1, a.canonical, a.simhash, a.text_hash, a.notes) == (
         b.url,
         b.title,
@@ -99,6 +100,17 @@ async def test_a_worker_parses_as_the_crawl_thread_would() -> None:
         # another question needs the elements: none came back, and no way to parse again
         with pytest.raises(Detached):
             there.text_below(index, "body/div#main/div.inner/span")
+
+
+async def test_the_blocks_hidden_in_an_unsplit_column_come_back_from_a_worker() -> None:
+    short = (
+        "<body><div id=content><div><h1>Observer Reference Manual</h1></div><div class=footer>"
+        "Copyright © 2002-2026 Example AB. All Rights Reserved.</div></div></body>"
+    )
+    async with running(1) as pool:
+        here = parse_page(short, "http://s/index.html")
+        there = await pool.parse(short.encode(), "http://s/index.html", ParseOptions())
+        assert here.hidden and there.hidden == here.hidden
 
 
 async def test_a_detached_page_parses_again_when_asked_what_it_does_not_hold() -> None:

@@ -73,6 +73,8 @@ class InnerTemplates:
             if "#" in path:
                 path = path_without_ids(path)
             masked = _masked(text)
+            if len(masked) < MIN_CHARS:  # mostly punctuation ("» » Home » »")
+                continue
             wordings = self.texts.get(path)
             if wordings is not None and masked in wordings:
                 wordings[masked] += 1
@@ -134,10 +136,11 @@ def _pattern(template: str) -> re.Pattern[str]:
     """A template's words (:func:`_masked`) as a pattern: its digits (masked to "0") match
     any digit, its words follow one another with anything but letters and digits between
     them, and it stands between white space or the text's ends, with the punctuation that
-    clings to it. Searching the text with it costs no copy of the text, which may be a long
-    content column."""
+    clings to it and one mark standing apart at either end ("© 2002-2026 …", "… Home |").
+    Searching the text with it costs no copy of the text, which may be a long content
+    column."""
     body = r"\W+".join(re.escape(word).replace("0", r"\d") for word in template.split())
-    return re.compile(rf"(?<!\S)[^\w\s]*{body}[^\w\s]*(?!\S)")
+    return re.compile(rf"(?<!\S)(?:[^\w\s]+\s+)?[^\w\s]*{body}[^\w\s]*(?:\s+[^\w\s]+)?(?!\S)")
 
 
 def _cut_words(text: str, pattern: re.Pattern[str]) -> str:

@@ -151,10 +151,12 @@ def learn_rules(
     to the popularity that picks destination formats."""
     cfg = config or LearnConfig()
     t0 = time.perf_counter()
-    if not _cluster_members(np.asarray(clusters, dtype=np.int64)):
+    groups = _cluster_members(np.asarray(clusters))
+    if not groups:
         # no two URLs share a page: no rule has support, so the tree is not built (a site
         # without duplicate URLs is relearned as its sample grows, and costs nothing)
-        return LearnReport(RuleSet(site, version, [], {}, frozenset(), len(urls)), build_tree([]))
+        empty = RuleSet(site, version, [], {}, frozenset(), len(urls))
+        return LearnReport(empty, build_tree([]), seconds=time.perf_counter() - t0)
     keys = [split_url(u) for u in urls]
     tree = build_tree(keys, clusters, min_share=cfg.min_share, vary_max=cfg.fake_max)
     data = _Training(urls, tree, np.asarray(clusters))
@@ -162,7 +164,6 @@ def learn_rules(
     data.fpr_max = cfg.fpr_max
     data.min_support = cfg.min_support
     data.votes = np.zeros(len(urls)) if votes is None else np.asarray(votes, dtype=float)
-    groups = _cluster_members(data.clusters)
     pairs, common = _duplicate_nodes(data, groups, cfg)
     rng = random.Random(cfg.seed)
     candidates: list[Candidate] = []

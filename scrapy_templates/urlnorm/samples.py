@@ -34,12 +34,11 @@ def content_hash(content: str) -> str | None:
     return hashlib.blake2b(content.encode("utf-8"), digest_size=8).hexdigest()
 
 
-# what a reader never sees: scripts, styles, comments and every tag with its attributes, in
-# one pass over the body
-_MARKUP = re.compile(
-    rb"<(script|style|noscript|template)\b.*?</\1\s*>|<!--.*?-->|<[^>]*>",
-    re.IGNORECASE | re.DOTALL,
+# what a reader never sees: scripts, styles, comments, then every tag with its attributes
+_HIDDEN = re.compile(
+    rb"<(script|style|noscript|template)\b.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL
 )
+_TAG = re.compile(rb"<[^>]*>")
 
 
 def page_hash(body: bytes) -> str | None:
@@ -47,7 +46,7 @@ def page_hash(body: bytes) -> str | None:
     pages read alike are duplicates even when every link carries a fresh session id (an
     attribute), and this evidence needs no parse and no template. Pages with less than
     :data:`MIN_CONTENT_CHARS` of text have no hash (an empty shell says nothing)."""
-    text = b" ".join(_MARKUP.sub(b" ", body).split())
+    text = b" ".join(_TAG.sub(b" ", _HIDDEN.sub(b" ", body)).split())
     if len(text) < MIN_CONTENT_CHARS:
         return None
     return hashlib.blake2b(text, digest_size=8).hexdigest()

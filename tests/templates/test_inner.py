@@ -159,3 +159,20 @@ def test_every_whole_word_copy_is_cut_longest_template_first() -> None:
         inner.learn([f"{COLUMN}/p.a", f"{COLUMN}/p.b"], [short, long], [True, True])
     text = f"One. {long} Two. x{short} Three. {short}"
     assert inner.cut(COLUMN, text) == f"One. Two. x{short} Three."
+
+
+def test_a_mark_standing_apart_at_an_edge_goes_with_the_text() -> None:
+    inner = InnerTemplates()
+    for n in range(MIN_COPIES):
+        inner.learn([FOOTER], [f"© {1990 + n}-2026 Example AB. All Rights Reserved. |"], [True])
+    assert inner.cut(COLUMN, "Guide 2.1 © 1997-2026 Example AB. All Rights Reserved. |") == (
+        "Guide 2.1"
+    )
+
+
+def test_texts_that_are_mostly_punctuation_are_not_learned() -> None:
+    inner = InnerTemplates()
+    for _ in range(MIN_COPIES + 1):
+        inner.learn([FOOTER, f"{COLUMN}/p"], ["- " * 20, "» » » » Home » » » » » »"], [True, True])
+    assert inner.texts == {}
+    assert inner.cut(COLUMN, "Home - - x » y") == "Home - - x » y"
