@@ -119,9 +119,9 @@ MAX_ATTRIBUTE_WORK = 10_000**2
 _LONG_TAG = re.compile(rb"<[A-Za-z][^<>]{255,}")
 _ATTRIBUTE = re.compile(rb"""[^\s"'<>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]*))?""")
 _EDGE_BLOCKS = frozenset(BLOCK_TAGS) - {"br", "hr"}
-_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 # Edge blocks of an unsplit pagelet shorter than this are not counted (a heading's word or two
-# may well be the page's own); as long as the shortest template text cut from inside one
+# may well be the page's own); the shortest template text cut from inside one, too
 # (:data:`~scrapy_templates.templates.inner.MIN_CHARS`).
 HIDDEN_MIN_CHARS = 24
 # ... and longer ones too: a template block is a line or two (a footer, a caution), and a
@@ -585,11 +585,19 @@ def parse_page(
     pagelets, elements, page_simhash = partition(_visible_root(doc), k)
     text = "\n".join(p.text for p in pagelets)
     text_hash = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-    page = Page(
-        url, pagelets, title, page_simhash, text_hash, notes, elements, canonical, h1, sequence
+    return Page(
+        url,
+        pagelets,
+        title,
+        page_simhash,
+        text_hash,
+        notes,
+        elements,
+        canonical,
+        h1,
+        sequence,
+        hidden=hidden_fingerprints(pagelets, elements),
     )
-    page.hidden = hidden_fingerprints(pagelets, elements)
-    return page
 
 
 def _blocks_below(el: lxml.etree._Element, path: str) -> tuple[list[lxml.etree._Element], str]:
@@ -611,7 +619,7 @@ def _has_text(text: str | None) -> bool:
 def _is_section(el: lxml.etree._Element) -> bool:
     """Whether ``el``'s first child element is a heading: a section of the page's text."""
     first = next((c for c in el if isinstance(c.tag, str)), None)
-    return first is not None and first.tag in _HEADINGS
+    return first is not None and first.tag in HEADING_TAGS
 
 
 def hidden_fingerprints(

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from scrapy_templates.page import HEADING_TAGS
 from scrapy_templates.templates.text import WORD
 
 
@@ -112,7 +113,6 @@ def peel_edges(
     return list(flags)
 
 
-HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 # A sequence bar's words besides its link texts: labels ("Next:", "Up:") and the titles some
 # generators write as plain text between the links (DocBook's chapter name).
 SEQUENCE_BAR_WORDS = 24

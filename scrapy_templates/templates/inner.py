@@ -31,14 +31,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from scrapy_templates.page import HIDDEN_MIN_CHARS
 from scrapy_templates.templates.variability import path_without_ids
 
 # How far above a template pagelet its text is looked for: a footer inside the content
 # column of a page inside a grid is a few steps below the pagelet that swallowed it.
 DEPTH = 4
 # Shorter template texts are left where they are: a heading's word or two ("Exports") may
-# well be the page's own.
-MIN_CHARS = 24
+# well be the page's own (the shortest edge block counted inside an unsplit pagelet, too).
+MIN_CHARS = HIDDEN_MIN_CHARS
 # A template text is looked for once it was flagged this many times at its path
 # (number-blind): one page's flag is no habit of the site.
 MIN_COPIES = 3
