@@ -260,6 +260,10 @@ def gitweb_site() -> Iterator[str]:
     script = Path("/usr/share/gitweb/gitweb.cgi")
     if not script.exists():
         raise RuntimeError("gitweb is not installed: apt-get install gitweb")
+    # gitweb needs CGI.pm, which Debian's gitweb only recommends: without it every page is
+    # empty and a crawl stops after one download
+    if subprocess.run(["perl", "-MCGI", "-e", "1"], capture_output=True).returncode:
+        raise RuntimeError("gitweb needs Perl's CGI module: apt-get install libcgi-pm-perl")
     # a fresh directory per run, removed at the end
     root = Path(tempfile.mkdtemp(prefix="gitweb-"))
     os.chmod(root, 0o755)
