@@ -450,7 +450,7 @@ class UrlRules:
         logger.log(
             logging.DEBUG if same else logging.INFO,
             "scrapy-templates: URL rules of %s v%d: %d rules from %d samples after %d "
-            "downloads (%d tree nodes, %d candidates) in %.2fs",
+            "downloads (%d tree nodes, %d candidates) in %.2fs%s",
             site,
             version,
             learned.rule_count,
@@ -459,6 +459,7 @@ class UrlRules:
             keyed.nodes,
             keyed.candidates,
             time.perf_counter() - t0,
+            "; the rules in force still hold and stay" if keyed.kept else "",
         )
         for rule in learned.rules.values():
             logger.debug(

@@ -50,7 +50,8 @@ class Keyed:
     """The answer to a :class:`UrlJob`: the rule set (``None`` with ``error`` when it was
     refused), the canonical keys of the host's downloaded pages that came (with a downloaded
     URL of each, its witness) and went (all of them, in ``added``, when ``full``), how many
-    URLs the keyring now holds, and what the learning measured."""
+    URLs the keyring now holds, and what the learning measured (``kept``: the rules in force
+    still hold and stay, see :func:`~.learn.learn_from_samples`)."""
 
     ruleset: RuleSet | None
     added: list[tuple[int, str]]
@@ -62,6 +63,7 @@ class Keyed:
     bad_samples: int = 0
     nodes: int = 0
     candidates: int = 0
+    kept: bool = False
     seconds: float = 0.0
 
 
@@ -71,6 +73,8 @@ class _Host:
     known: set[str] = field(default_factory=set)
     # canonical key -> the first downloaded URL with that key
     canonical: dict[int, str] = field(default_factory=dict)
+    # the rule set the host's URLs are keyed under: a relearn keeps it while it holds
+    ruleset: RuleSet | None = None
 
 
 class Keyring:
@@ -101,19 +105,25 @@ class Keyring:
                 host.known.add(url)
                 host.urls.append(url)
         nodes = candidates = 0
+        kept = False
         ruleset = job.published
         if ruleset is None:
+            previous = host.ruleset
+            if previous is not None and job.apart:
+                previous = previous.keeping_apart(job.apart)
             report = learn_from_samples(
                 samples,
                 site=job.site,
                 version=job.version,
                 distance=job.distance,
                 config=job.config,
+                previous=previous,
             )
-            ruleset, nodes, candidates = (
+            ruleset, nodes, candidates, kept = (
                 report.ruleset,
                 len(report.tree.nodes),
                 len(report.candidates),
+                report.kept,
             )
         if job.apart:
             ruleset = ruleset.keeping_apart(job.apart)
@@ -121,6 +131,7 @@ class Keyring:
             ruleset.validate()
         except RuleSetError as exc:
             return Keyed(None, [], [], False, len(host.urls), str(exc), len(samples), bad)
+        host.ruleset = ruleset
         keys: dict[int, str] = {}
         for url in host.urls:
             keys.setdefault(url_key(ruleset.apply(url)), url)
@@ -138,5 +149,6 @@ class Keyring:
             bad_samples=bad,
             nodes=nodes,
             candidates=candidates,
+            kept=kept,
             seconds=time.perf_counter() - t0,
         )

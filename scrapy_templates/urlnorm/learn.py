@@ -48,7 +48,7 @@ from .tree import (
     build_tree,
     varies_within_clusters,
 )
-from .url import UrlKeys, Value, split_url
+from .url import UrlKeys, Value, is_authority_key, split_url
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +90,8 @@ class LearnReport:
     candidates: list[Candidate] = field(default_factory=list)
     qualified: list[Candidate] = field(default_factory=list)
     seconds: float = 0.0
+    kept: bool = False
+    """Whether the rules in force were kept (see :func:`learn_from_samples`)."""
 
 
 class _Training:
@@ -110,6 +112,7 @@ class _Training:
         self.value_ids: dict[Token, int] = {t: i for i, t in enumerate(tree.columns.tokens)}
         self.keys: list[UrlKeys] = []
         self._relevant: dict[str, set[tuple[tuple[str, Value], ...]]] = {}
+        self._free: dict[str, bool] = {}
 
     def relevant_on(self, key: str) -> set[tuple[tuple[str, Value], ...]]:
         """The paths (:func:`_path_of`) where ``key`` was seen to matter: two URLs that differ
@@ -126,6 +129,21 @@ class _Training:
             self._relevant[key] = found
         return found
 
+    def free(self, key: str) -> bool:
+        """Whether the site shows a parameter (query or ``;``) irrelevant wherever it was seen
+        (ours): duplicates differ in it (another value, or none) for two values or more, in two
+        pages or more, and no two URLs that differ in it alone are distinct pages
+        (:meth:`relevant_on`)."""
+        found = self._free.get(key)
+        if found is None:
+            found = (
+                key.startswith(("?", ";"))
+                and _irrelevant_values(self.column(key), self.clusters) >= 2
+                and not self.relevant_on(key)
+            )
+            self._free[key] = found
+        return found
+
     def member(self, url: int, node: int) -> bool:
         found = self.in_node[node]
         if found is not None:
@@ -134,6 +152,18 @@ class _Training:
 
     def column(self, key: str) -> np.ndarray:
         return self.tree.columns.column(key, len(self.urls))
+
+
+def _irrelevant_values(column: np.ndarray, clusters: np.ndarray) -> int:
+    """How many values of a key its duplicates show irrelevant: values held in a duplicate
+    cluster whose URLs differ in the key (0 when fewer than two clusters show any)."""
+    pairs = np.unique(np.stack([clusters.astype(np.int64), column.astype(np.int64)]), axis=1)
+    ids, counts = np.unique(pairs[0], return_counts=True)
+    differing = ids[counts > 1]
+    if len(differing) < 2:
+        return 0
+    shown = pairs[1][np.isin(pairs[0], differing)]
+    return int(np.count_nonzero(np.unique(shown)))
 
 
 def learn_rules(
@@ -188,11 +218,50 @@ def learn_from_samples(
     version: int = 1,
     distance: int | None = None,
     config: LearnConfig | None = None,
+    previous: RuleSet | None = None,
 ) -> LearnReport:
-    """Duplicate clusters of ``samples`` (:mod:`.clusters`), then :func:`learn_rules`."""
+    """Duplicate clusters of ``samples`` (:mod:`.clusters`), then :func:`learn_rules`.
+
+    ``previous``, the rules in force, stays in force (as ``version``) while it explains the
+    sample as well as the rules just learned (:func:`still_holds`): a relearn decides afresh
+    how the pattern tree splits and which URL form is the destination, and a sample grown by
+    a few pages can tip either choice with nothing new learned — a key with two values
+    becomes two nodes and the URLs with neither (``?sid=`` without ``?page``) fall under no
+    rule; a sort order's page wins the random walk from the plain listing. Each such flip
+    would send again the requests the rules in force turned away."""
+    cfg = config or LearnConfig()
     urls, clusters = duplicate_clusters(samples, distance=distance)
     votes = canonical_votes(samples, urls)
-    return learn_rules(urls, clusters, site=site, version=version, config=config, votes=votes)
+    report = learn_rules(urls, clusters, site=site, version=version, config=cfg, votes=votes)
+    if previous is not None and still_holds(previous, report.ruleset, urls, clusters, cfg.fpr_max):
+        report.ruleset = replace(previous, version=version, learned_from=len(urls))
+        report.kept = True
+    return report
+
+
+def still_holds(
+    previous: RuleSet,
+    learned: RuleSet,
+    urls: Sequence[str],
+    clusters: Sequence[int],
+    fpr_max: float,
+) -> bool:
+    """Whether ``previous`` (with rules) explains the sample ``urls`` (duplicate cluster ids in
+    ``clusters``) as well as ``learned`` from it: every two URLs ``learned`` maps to one URL
+    it maps to one URL too, and at most ``fpr_max`` of the URL pairs it merges are distinct
+    pages (the false-positive rate a learned rule may have)."""
+    if not previous.rules:
+        return False
+    kept = [previous.apply(u) for u in urls]
+    forms: dict[str, set[str]] = defaultdict(set)
+    for url, form in zip(urls, kept, strict=True):
+        forms[learned.apply(url)].add(form)
+    if any(len(f) > 1 for f in forms.values()):
+        return False
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, form in enumerate(kept):
+        groups[form].append(i)
+    return support_and_fpr(np.asarray(clusters), groups.values())[1] <= fpr_max
 
 
 def _cluster_members(clusters: np.ndarray) -> dict[int, list[int]]:
@@ -527,14 +596,16 @@ def _pins(
     source URLs show with one value only, each with that value, where the key needs more
     (it is dropped, or ``members`` hold it with two values or more); ``None`` when such a
     key has no confirmed value at all, or several on one page only (all confirmed URLs in one
-    duplicate cluster)."""
+    duplicate cluster). A dropped parameter the whole site shows irrelevant
+    (:meth:`_Training.free`) needs no values of its own: a session id dropped on articles is
+    dropped on the first listing seen with one, not after a second session of it."""
     pins: list[tuple[str, Value]] = []
     pinned = dict(when)
     # confirmed on one page only: its several values of a key may be names of that one page
     # (a tag and its commit id), which says nothing of the key's other values
     one_page = len(np.unique(data.clusters[confirmed])) < 2
     for key, dropped in _open_keys(data, cand):
-        if key in pinned:
+        if key in pinned or (dropped and data.free(key)):
             continue
         seen = np.unique(data.column(key)[confirmed])
         seen = seen[seen != 0]
@@ -559,17 +630,23 @@ def _open_keys(data: _Training, cand: Candidate) -> list[tuple[str, bool]]:
       often a generalisation of the tree (``print`` and ``item`` made ``*``) and needs them
       only where the source holds more than one value.
     - So does a key the rule carries into its result (it keeps ``?a`` whatever ``?a`` is):
-      duplicates among one action's pages say nothing of another's."""
+      duplicates among one action's pages say nothing of another's.
+    - A key overwritten with another key's value loses its own, as a dropped key does: a
+      mirror seen once (``/mirror/`` is ``/``, ``path_0 := path_1``) says nothing of
+      ``/category/science``, which that rule would send to ``/science``.
+    - A key the rule ignores was shown irrelevant by its values varying within duplicates
+      (§5.2.2), which is evidence enough."""
     pattern = data.tree.pattern(cand.source)
     written = {op.key for op in cand.ops}
     sources = {op.source for op in cand.ops if op.source is not None}
-    replaced = {op.key for op in cand.ops if op.kind != "keep"} - sources
+    ignored = {op.key for op in cand.ops if op.kind == "ignore"} - sources
+    overwritten = {op.key for op in cand.ops if op.kind == "replace"} - sources
     nodes = data.tree.nodes
     source_keys = nodes[cand.source].required | nodes[cand.source].optional
     return sorted(
-        (k, k not in written and k not in sources)
+        (k, k in overwritten or (k not in written and k not in sources))
         for k in source_keys
-        if k not in replaced and pattern.get(k, "*") == "*"
+        if k not in ignored and pattern.get(k, "*") == "*"
     )
 
 
@@ -620,18 +697,37 @@ def _select(
     return RuleSet(site, version, nodes, {}, frozenset(), len(keys))
 
 
-_Rank = tuple[bool, float, int, int]
+_Rank = tuple[bool, float, float, int, int]
 
 
 def _ranks(data: _Training, moves: list[Candidate]) -> dict[int, _Rank]:
     """The rank of each node a move leaves or enters, higher the better destination: the
-    site's own word first (ours), then popularity; ties (symmetric formats) go to the
-    larger, then the older node."""
+    site's own word first, then (both ours) the fewer keys, then popularity; ties go to the
+    larger, then the older node. Fewer keys before popularity: a print view or a sort order
+    linked from every page, or a session id (a different one in every link), wins the walk
+    as often as the plain URL, and a destination that changes with the sample's luck changes
+    what every relearn turns away."""
     nodes = data.tree.nodes
     return {
-        node: (_declared(data, node), round(popularity, 12), nodes[node].volume, -node)
+        node: (
+            _declared(data, node),
+            -_key_count(data, node),
+            round(popularity, 12),
+            nodes[node].volume,
+            -node,
+        )
         for node, popularity in _popularity(data, moves).items()
     }
+
+
+def _key_count(data: _Training, node: int) -> float:
+    """The mean number of keys, authority aside, of the node's URLs."""
+    members = data.tree.nodes[node].members
+    if not len(members):
+        return 0.0
+    return sum(
+        sum(1 for k, _ in data.keys[m].pairs if not is_authority_key(k)) for m in members.tolist()
+    ) / len(members)
 
 
 def _best_moves(

@@ -262,3 +262,80 @@ def test_rules_from_a_demo_crawl_follow_rel_canonical_and_keep_page_types() -> N
     article = "http://demo.example/articles/3-x.html"
     for form in (article, f"{article}?print=1", f"{article}?sid=0042"):
         assert ruleset.apply(form) == article
+
+
+def _article_samples(
+    pages: range, *, sid: bool = True, print_view: bool = True, utm: bool = False
+) -> list[Sample]:
+    """Article pages under their plain URL, session-id and print forms (one page each)."""
+    samples = []
+    for n in pages:
+        forms = [f"http://news.test/a/{n}.html"]
+        forms += [f"http://news.test/a/{n}.html?sid={n * 7 % 13:04d}"] if sid else []
+        forms += [f"http://news.test/a/{n}.html?print=1"] if print_view else []
+        forms += [f"http://news.test/a/{n}.html?utm_source=feed"] if utm else []
+        samples += [Sample(url, text_hash=f"page-{n}") for url in forms]
+    return samples
+
+
+def test_a_relearn_keeps_the_rules_in_force_while_they_still_hold() -> None:
+    """A reservoir that lost its print-view duplicates learns no print rule; the rules in
+    force explain its sample as well as the new ones and stay (version renewed)."""
+    previous = learn_from_samples(_article_samples(range(30)), version=3).ruleset
+    print_url = "http://news.test/a/77.html?print=1"
+    assert previous.apply(print_url) == "http://news.test/a/77.html"
+    thinner = _article_samples(range(30), print_view=False)
+    assert learn_from_samples(thinner).ruleset.apply(print_url) == print_url
+    report = learn_from_samples(thinner, version=4, previous=previous)
+    assert report.kept
+    assert report.ruleset.version == 4 and report.ruleset.behaves_like(previous)
+    assert report.ruleset.apply(print_url) == "http://news.test/a/77.html"
+
+
+def test_a_relearn_drops_rules_in_force_that_merge_distinct_pages_of_the_sample() -> None:
+    previous = learn_from_samples(_article_samples(range(30)), version=3).ruleset
+    samples = _article_samples(range(30), print_view=False)
+    # print views that are pages of their own now, under the rule in force
+    samples += [Sample(f"http://news.test/a/{n}.html?print=1", text_hash=f"p{n}") for n in (1, 2)]
+    report = learn_from_samples(samples, version=4, previous=previous)
+    assert not report.kept
+    assert report.ruleset.apply("http://news.test/a/1.html?print=1").endswith("?print=1")
+
+
+def test_a_relearn_replaces_rules_in_force_that_miss_a_new_kind_of_duplicate() -> None:
+    previous = learn_from_samples(_article_samples(range(30)), version=3).ruleset
+    report = learn_from_samples(_article_samples(range(30), utm=True), previous=previous)
+    assert not report.kept
+    assert report.ruleset.apply("http://news.test/a/5.html?utm_source=feed").endswith("5.html")
+
+
+def test_a_mirror_seen_once_does_not_move_every_path() -> None:
+    """``/mirror/`` is ``/``: the rule that moves the second segment into the first loses the
+    first segment's value, which one mirror says nothing about (``/category/world`` is not
+    ``/world``)."""
+    tops = ("category", "tag", "author", "topic", "series", "desk", "region", "archive")
+    urls = ["http://news.test/", "http://news.test/mirror/"]
+    urls += [f"http://news.test/{top}/{name}" for top in tops for name in ("world", "local")]
+    urls += [f"http://news.test/{name}" for name in ("about", "contact", "privacy")]
+    clusters = [0, 0, *range(1, len(urls) - 1)]
+    ruleset = learn_rules(urls, clusters).ruleset
+    assert ruleset.apply("http://news.test/mirror/") == "http://news.test/"
+    for url in ("http://news.test/category/world", "http://news.test/tag/science"):
+        assert ruleset.apply(url) == url
+
+
+def test_a_session_id_dropped_on_articles_is_dropped_on_a_listing_seen_once_with_one() -> None:
+    """Articles show ``?sid`` irrelevant with many values; one listing shows it under one
+    value only. Every value of it is dropped on the listings too, unless two URLs that differ
+    in ``sid`` alone were ever distinct pages."""
+    samples = _article_samples(range(30), print_view=False)
+    listings = [f"http://news.test/list/{name}/" for name in ("world", "sport", "arts", "food")]
+    samples += [Sample(url, text_hash=url) for url in listings]
+    samples.append(Sample(f"{listings[0]}?sid=0003", text_hash=listings[0]))
+    ruleset = learn_from_samples(samples).ruleset
+    assert ruleset.apply(f"{listings[2]}?sid=0009") == listings[2]
+    # a tool's page where sid is a search term: two sids, two pages
+    samples += [Sample(f"http://news.test/find?sid={s}", text_hash=f"find-{s}") for s in "ab"]
+    ruleset = learn_from_samples(samples).ruleset
+    assert ruleset.apply(f"{listings[2]}?sid=0009") == f"{listings[2]}?sid=0009"
+    assert ruleset.apply(f"{listings[0]}?sid=0003") == listings[0]
