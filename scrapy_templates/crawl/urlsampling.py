@@ -33,6 +33,8 @@ _HOLD = 2 * _FLUSH_EVERY
 _YOUNG = 5
 # downloads repeating a page already sampled that make a young host ready for learning
 _EARLY_REPEATS = 3
+# the text hashes of a host's downloads remembered, in times the sample cap
+_REMEMBERED = 4
 # a relearn that leaves a host's rules behaving as before doubles the samples to the next
 # one, up to this many times TEMPLATES_URL_LEARN_EVERY; one that changes them starts over
 _MAX_BACKOFF = 64
@@ -51,9 +53,11 @@ class _HostSamples:
     urgent: bool = False
     # the step between relearns, in TEMPLATES_URL_LEARN_EVERY
     backoff: int = 1
-    # while the host is young: the text hashes of its downloads, and how many repeated one
+    # the text hashes of its downloads (the first _REMEMBERED times the sample cap), how
+    # many downloads repeated one, and how many had when the host was last learned
     hashes: set[str] = field(default_factory=set)
     repeats: int = 0
+    repeats_learned: int = 0
 
 
 class UrlSampling:
@@ -104,22 +108,24 @@ class UrlSampling:
         """Queue a download's sample; ``hold``: keep it for its page's item sample to join
         (unless the host is young: its evidence is wanted now, and the store's copy for the
         item's sample joins it by URL); ``named``: the site names another URL for the page
-        (store it now: duplicate evidence the learner wants before the item's sample)."""
+        (store it now: duplicate evidence the learner wants before the item's sample). A
+        download that repeats the text of one downloaded before is a duplicate the rules in
+        force missed: it is stored now and makes the host due soon (see :meth:`_due`)."""
         host = self._of(site)
         young = self._young(host)
-        if young and sample.page_hash is not None:
-            if sample.page_hash in host.hashes:
+        repeat = False
+        if sample.page_hash is not None:
+            repeat = sample.page_hash in host.hashes
+            if repeat:
                 host.repeats += 1
-            else:
+            elif len(host.hashes) < _REMEMBERED * self.cap:
                 host.hashes.add(sample.page_hash)
-        elif host.hashes:
-            host.hashes = set()  # grown up: the learner has the evidence now
-        if hold and not young:
+        if hold and not young and not repeat:
             host.held[sample.url] = (sample, self.guard(site).responses)
             self._unflushed.add(site)
             return
         self.add(sample)
-        host.urgent = host.urgent or named
+        host.urgent = host.urgent or named or repeat
 
     async def flush(self, *, force: bool = False) -> None:
         """Move queued samples to the store; start learning for hosts that are due."""
@@ -160,11 +166,15 @@ class UrlSampling:
     def _due(self, site: str) -> bool:
         """Whether ``site`` is due a relearn: early on as the sample grows by a tenth (at
         least 5 samples, or 1 while it has no rules or is young), later every
-        ``learn_every`` times its backoff. A host that never gets rules is not relearned on
-        every page."""
+        ``learn_every`` times its backoff; after that floor alone once a download repeated a
+        page since the last learning (a new kind of duplicate: each sample of it the learner
+        waits for is another duplicate download). A host that never gets rules is not
+        relearned on every page."""
         host = self._of(site)
         floor = 5 if self.guard(site).has_rules and not self._young(host) else 1
         step = min(self.learn_every * host.backoff, max(floor, host.learned_at // 10))
+        if host.repeats > host.repeats_learned:
+            step = floor
         grown = host.offered - host.learned_at
         return self._enough(host) and grown >= step
 
@@ -202,6 +212,7 @@ class UrlSampling:
         """``site`` is being learned from its sample as it is now."""
         host = self._of(site)
         host.learned_at = host.offered
+        host.repeats_learned = host.repeats
 
     def learned(self, site: str, *, unchanged: bool) -> None:
         """A relearn ended; ``unchanged``: its rules behave as the previous ones did."""

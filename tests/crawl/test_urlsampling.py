@@ -65,3 +65,22 @@ async def test_a_young_host_whose_downloads_repeat_a_page_is_learned_before_twen
     quiet = await learn_from_distinct_pages("quiet.test", 7)  # no repeat: not before twenty
     assert quiet.stats is not None
     assert not quiet.stats.get_value("templates/urls/learn_count")
+
+
+async def test_a_download_repeating_a_page_makes_a_grown_host_due_at_once() -> None:
+    """Past its first learnings a host is relearned as its sample grows by a tenth; a download
+    that repeats a page downloaded before is a duplicate the rules missed, and the learner
+    gets it at once."""
+    runs = {}
+    for host, bodies in (("repeat.test", ("same", "same")), ("fresh.test", ("one", "two"))):
+        rules = await learn_from_distinct_pages(host, 150)
+        assert rules.stats is not None
+        before = rules.stats.get_value("templates/urls/learn_count")
+        for n, text in enumerate(bodies):
+            body = f"<html><body>{f'The {text} page, told at length. ' * 4}</body></html>"
+            url = f"http://{host}/x?sid={n}"
+            rules.note_response(url, url, body.encode(), (), True)
+            await rules.flush()
+            await rules.wait_learning()
+        runs[host] = rules.stats.get_value("templates/urls/learn_count") - before
+    assert runs == {"repeat.test": 1, "fresh.test": 0}
