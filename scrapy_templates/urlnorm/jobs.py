@@ -51,7 +51,8 @@ class Keyed:
     refused), the canonical keys of the host's downloaded pages that came (with a downloaded
     URL of each, its witness) and went (all of them, in ``added``, when ``full``), how many
     URLs the keyring now holds, and what the learning measured (``kept``: the rules in force
-    still hold and stay, see :func:`~.learn.learn_from_samples`)."""
+    explain the sample as well and stay; ``previous_held``: they merged no distinct pages of
+    it, kept or not; see :func:`~.learn.learn_from_samples`)."""
 
     ruleset: RuleSet | None
     added: list[tuple[int, str]]
@@ -64,6 +65,7 @@ class Keyed:
     nodes: int = 0
     candidates: int = 0
     kept: bool = False
+    previous_held: bool = False
     seconds: float = 0.0
 
 
@@ -105,7 +107,7 @@ class Keyring:
                 host.known.add(url)
                 host.urls.append(url)
         nodes = candidates = 0
-        kept = False
+        kept = previous_held = False
         ruleset = job.published
         if ruleset is None:
             previous = host.ruleset
@@ -119,11 +121,12 @@ class Keyring:
                 config=job.config,
                 previous=previous,
             )
-            ruleset, nodes, candidates, kept = (
+            ruleset, nodes, candidates, kept, previous_held = (
                 report.ruleset,
                 len(report.tree.nodes),
                 len(report.candidates),
                 report.kept,
+                report.previous_held,
             )
         if job.apart:
             ruleset = ruleset.keeping_apart(job.apart)
@@ -150,5 +153,6 @@ class Keyring:
             nodes=nodes,
             candidates=candidates,
             kept=kept,
+            previous_held=previous_held,
             seconds=time.perf_counter() - t0,
         )

@@ -92,6 +92,8 @@ class LearnReport:
     seconds: float = 0.0
     kept: bool = False
     """Whether the rules in force were kept (see :func:`learn_from_samples`)."""
+    previous_held: bool = False
+    """Whether the rules in force held on the sample, kept or not."""
 
 
 class _Training:
@@ -222,20 +224,25 @@ def learn_from_samples(
 ) -> LearnReport:
     """Duplicate clusters of ``samples`` (:mod:`.clusters`), then :func:`learn_rules`.
 
-    ``previous``, the rules in force, stays in force (as ``version``) while it explains the
-    sample as well as the rules just learned (:func:`still_holds`): a relearn decides afresh
-    how the pattern tree splits and which URL form is the destination, and a sample grown by
-    a few pages can tip either choice with nothing new learned — a key with two values
-    becomes two nodes and the URLs with neither (``?sid=`` without ``?page``) fall under no
-    rule; a sort order's page wins the random walk from the plain listing. Each such flip
-    would send again the requests the rules in force turned away."""
+    ``previous``, the rules in force, stays in force (as ``version``) while it holds on the
+    sample and explains it as well as the rules just learned (:func:`still_holds`): a
+    relearn decides afresh how the pattern tree splits and which URL form is the
+    destination, and a sample grown by a few pages can tip either choice with nothing new
+    learned — a key with two values becomes two nodes and the URLs with neither (``?sid=``
+    without ``?page``) fall under no rule; a sort order's page wins the random walk from the
+    plain listing. Each such flip would send again the requests the rules in force turned
+    away. The report says whether they stayed (``kept``) and whether they still held
+    (``previous_held``)."""
     cfg = config or LearnConfig()
     urls, clusters = duplicate_clusters(samples, distance=distance)
     votes = canonical_votes(samples, urls)
     report = learn_rules(urls, clusters, site=site, version=version, config=cfg, votes=votes)
-    if previous is not None and still_holds(previous, report.ruleset, urls, clusters, cfg.fpr_max):
-        report.ruleset = replace(previous, version=version, learned_from=len(urls))
-        report.kept = True
+    if previous is not None and previous.rules:
+        report.previous_held, report.kept = still_holds(
+            previous, report.ruleset, urls, clusters, cfg.fpr_max
+        )
+        if report.kept:
+            report.ruleset = replace(previous, version=version, learned_from=len(urls))
     return report
 
 
@@ -245,23 +252,22 @@ def still_holds(
     urls: Sequence[str],
     clusters: Sequence[int],
     fpr_max: float,
-) -> bool:
-    """Whether ``previous`` (with rules) explains the sample ``urls`` (duplicate cluster ids in
-    ``clusters``) as well as ``learned`` from it: every two URLs ``learned`` maps to one URL
-    it maps to one URL too, and at most ``fpr_max`` of the URL pairs it merges are distinct
-    pages (the false-positive rate a learned rule may have)."""
-    if not previous.rules:
-        return False
+) -> tuple[bool, bool]:
+    """Whether ``previous`` holds on the sample ``urls`` (duplicate cluster ids in
+    ``clusters``) — at most ``fpr_max`` of the URL pairs it merges are distinct pages, the
+    false-positive rate a learned rule may have — and whether it also explains the sample as
+    well as ``learned`` from it: every two URLs ``learned`` maps to one URL it maps to one
+    URL too."""
     kept = [previous.apply(u) for u in urls]
-    forms: dict[str, set[str]] = defaultdict(set)
-    for url, form in zip(urls, kept, strict=True):
-        forms[learned.apply(url)].add(form)
-    if any(len(f) > 1 for f in forms.values()):
-        return False
     groups: dict[str, list[int]] = defaultdict(list)
     for i, form in enumerate(kept):
         groups[form].append(i)
-    return support_and_fpr(np.asarray(clusters), groups.values())[1] <= fpr_max
+    if support_and_fpr(np.asarray(clusters), groups.values())[1] > fpr_max:
+        return False, False
+    forms: dict[str, set[str]] = defaultdict(set)
+    for url, form in zip(urls, kept, strict=True):
+        forms[learned.apply(url)].add(form)
+    return True, all(len(f) == 1 for f in forms.values())
 
 
 def _cluster_members(clusters: np.ndarray) -> dict[int, list[int]]:

@@ -294,3 +294,23 @@ def test_a_request_another_rule_took_over_is_vouched_for_by_that_rule_alone() ->
     # the rule that took the requests over was never checked: without it, they go again
     again = guard.install(RuleSet(site=SITE, version=9, nodes={}, rules={}), resend=True)
     assert sorted(r.url for r in again) == variants
+
+
+def test_a_relearn_silent_on_a_request_keeps_it_turned_away_while_the_old_rules_held() -> None:
+    """New rules that leave a turned-away URL as it is say nothing of it; when the rules
+    they replace merged no distinct pages of their sample, it stays turned away."""
+    from scrapy_templates.urlnorm.jobs import Keyed
+
+    sent_again = {}
+    for held in (True, False):
+        guard = _guard()
+        canonical = guard.canonical(SID_URL)
+        guard.note_download([canonical], 100, page=True)
+        variants = [SID_URL.replace("abc", s) for s in ("x1", "x2")]
+        for n, url in enumerate(variants):
+            assert guard.decide(url, f"r{n}", queued=False).action == DROP
+        _, count, mark = guard.job_input()
+        silent = RuleSet(site=SITE, version=9, nodes=[], rules={})
+        keyed = Keyed(silent, [], [], False, count, previous_held=held)
+        sent_again[held] = [r.url for r in guard.install_keyed(silent, keyed, mark, resend=True)]
+    assert sent_again == {True: [], False: variants}

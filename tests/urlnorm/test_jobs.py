@@ -9,7 +9,7 @@ from scrapy_templates.urlnorm.learn import learn_rules
 from scrapy_templates.urlnorm.rules import RuleSet
 from scrapy_templates.urlnorm.samples import encode_sample
 from scrapy_templates.urlnorm.url import url_key
-from tests.urlnorm.url_sets import mirror_site
+from tests.urlnorm.url_sets import article_samples, mirror_site
 
 SITE = "www.example.com"
 SID_URL = "http://www.example.com/archive2/17/display?sid=abc"
@@ -59,3 +59,20 @@ def test_a_rule_set_that_fails_validation_is_refused_with_the_reason() -> None:
     broken = RuleSet(SITE, 3, rules.nodes, {**rules.rules, other: rule})  # another's rule
     answer = Keyring().run(UrlJob(SITE, 3, [], [SID_URL], 0, published=broken))
     assert answer.ruleset is None and answer.error
+
+
+def test_a_relearn_keeps_the_rules_the_keyring_keyed_under_while_they_hold() -> None:
+    site = "news.test"
+    ring = Keyring()
+
+    def lines(samples: list[Sample]) -> list[str]:
+        return [encode_sample(site, s) for s in samples]
+
+    first = ring.run(UrlJob(site, 1, lines(article_samples(range(30))), [], 0))
+    assert first.ruleset is not None and not first.kept
+    thinner = lines(article_samples(range(30), print_view=False))
+    second = ring.run(UrlJob(site, 2, thinner, [], first.held))
+    assert second.kept and second.previous_held
+    assert second.ruleset is not None and second.ruleset.behaves_like(first.ruleset)
+    fresh = Keyring().run(UrlJob(site, 2, thinner, [], 0))
+    assert fresh.ruleset is not None and not fresh.ruleset.behaves_like(first.ruleset)

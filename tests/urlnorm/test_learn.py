@@ -6,6 +6,7 @@ from urllib.parse import urlsplit
 from scrapy_templates.urlnorm.clusters import Sample
 from scrapy_templates.urlnorm.learn import LearnConfig, learn_from_samples, learn_rules
 from tests.urlnorm.url_sets import (
+    article_samples,
     circle_site,
     listing_site,
     mirror_site,
@@ -264,27 +265,13 @@ def test_rules_from_a_demo_crawl_follow_rel_canonical_and_keep_page_types() -> N
         assert ruleset.apply(form) == article
 
 
-def _article_samples(
-    pages: range, *, sid: bool = True, print_view: bool = True, utm: bool = False
-) -> list[Sample]:
-    """Article pages under their plain URL, session-id and print forms (one page each)."""
-    samples = []
-    for n in pages:
-        forms = [f"http://news.test/a/{n}.html"]
-        forms += [f"http://news.test/a/{n}.html?sid={n * 7 % 13:04d}"] if sid else []
-        forms += [f"http://news.test/a/{n}.html?print=1"] if print_view else []
-        forms += [f"http://news.test/a/{n}.html?utm_source=feed"] if utm else []
-        samples += [Sample(url, text_hash=f"page-{n}") for url in forms]
-    return samples
-
-
 def test_a_relearn_keeps_the_rules_in_force_while_they_still_hold() -> None:
     """A reservoir that lost its print-view duplicates learns no print rule; the rules in
     force explain its sample as well as the new ones and stay (version renewed)."""
-    previous = learn_from_samples(_article_samples(range(30)), version=3).ruleset
+    previous = learn_from_samples(article_samples(range(30)), version=3).ruleset
     print_url = "http://news.test/a/77.html?print=1"
     assert previous.apply(print_url) == "http://news.test/a/77.html"
-    thinner = _article_samples(range(30), print_view=False)
+    thinner = article_samples(range(30), print_view=False)
     assert learn_from_samples(thinner).ruleset.apply(print_url) == print_url
     report = learn_from_samples(thinner, version=4, previous=previous)
     assert report.kept
@@ -293,8 +280,8 @@ def test_a_relearn_keeps_the_rules_in_force_while_they_still_hold() -> None:
 
 
 def test_a_relearn_drops_rules_in_force_that_merge_distinct_pages_of_the_sample() -> None:
-    previous = learn_from_samples(_article_samples(range(30)), version=3).ruleset
-    samples = _article_samples(range(30), print_view=False)
+    previous = learn_from_samples(article_samples(range(30)), version=3).ruleset
+    samples = article_samples(range(30), print_view=False)
     # print views that are pages of their own now, under the rule in force
     samples += [Sample(f"http://news.test/a/{n}.html?print=1", text_hash=f"p{n}") for n in (1, 2)]
     report = learn_from_samples(samples, version=4, previous=previous)
@@ -303,8 +290,8 @@ def test_a_relearn_drops_rules_in_force_that_merge_distinct_pages_of_the_sample(
 
 
 def test_a_relearn_replaces_rules_in_force_that_miss_a_new_kind_of_duplicate() -> None:
-    previous = learn_from_samples(_article_samples(range(30)), version=3).ruleset
-    report = learn_from_samples(_article_samples(range(30), utm=True), previous=previous)
+    previous = learn_from_samples(article_samples(range(30)), version=3).ruleset
+    report = learn_from_samples(article_samples(range(30), utm=True), previous=previous)
     assert not report.kept
     assert report.ruleset.apply("http://news.test/a/5.html?utm_source=feed").endswith("5.html")
 
@@ -328,7 +315,7 @@ def test_a_session_id_dropped_on_articles_is_dropped_on_a_listing_seen_once_with
     """Articles show ``?sid`` irrelevant with many values; one listing shows it under one
     value only. Every value of it is dropped on the listings too, unless two URLs that differ
     in ``sid`` alone were ever distinct pages."""
-    samples = _article_samples(range(30), print_view=False)
+    samples = article_samples(range(30), print_view=False)
     listings = [f"http://news.test/list/{name}/" for name in ("world", "sport", "arts", "food")]
     samples += [Sample(url, text_hash=url) for url in listings]
     samples.append(Sample(f"{listings[0]}?sid=0003", text_hash=listings[0]))

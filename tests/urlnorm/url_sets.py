@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+from scrapy_templates.urlnorm.clusters import Sample
+
 
 def mirror_site(pages: int = 50, seed: int = 1) -> tuple[list[str], list[int]]:
     """Figure 4: each page as ``/archiveN/show.php?pageid=ID&sid=S`` (twice) and as
@@ -95,3 +97,17 @@ def semicolon_site(pages: int = 30) -> tuple[list[str], list[int]]:
         urls += [f"{base};a=blob;f=src/mod{pid}.py", f"{base};a=log;f=src/mod{pid}.py"]
         clusters += [1000 + pid, 2000 + pid]
     return urls, clusters
+
+
+def article_samples(
+    pages: range, *, sid: bool = True, print_view: bool = True, utm: bool = False
+) -> list[Sample]:
+    """Article pages under their plain URL, session-id and print forms (one page each)."""
+    samples = []
+    for n in pages:
+        forms = [f"http://news.test/a/{n}.html"]
+        forms += [f"http://news.test/a/{n}.html?sid={n * 7 % 13:04d}"] if sid else []
+        forms += [f"http://news.test/a/{n}.html?print=1"] if print_view else []
+        forms += [f"http://news.test/a/{n}.html?utm_source=feed"] if utm else []
+        samples += [Sample(url, text_hash=f"page-{n}") for url in forms]
+    return samples
