@@ -262,7 +262,8 @@ def gitweb_site() -> Iterator[str]:
         raise RuntimeError("gitweb is not installed: apt-get install gitweb")
     # gitweb needs CGI.pm, which Debian's gitweb only recommends: without it every page is
     # empty and a crawl stops after one download
-    if subprocess.run(["perl", "-MCGI", "-e", "1"], capture_output=True).returncode:
+    cgi = ["perl", "-MCGI", "-e", "1"]
+    if shutil.which("perl") is None or subprocess.run(cgi, capture_output=True).returncode:
         raise RuntimeError("gitweb needs Perl's CGI module: apt-get install libcgi-pm-perl")
     # a fresh directory per run, removed at the end
     root = Path(tempfile.mkdtemp(prefix="gitweb-"))

@@ -191,7 +191,7 @@ class UrlRules:
         )
         named = sample.canonical not in (None, final_url) or bool(same_host)
         self.sampling.add_download(
-            site, sample, hold=page and host.has_rules and not named, named=named
+            site, sample, hold=page and host.has_rules and not named, named=named, page=page
         )
         return repeated
 
@@ -350,7 +350,16 @@ class UrlRules:
         fetched, held, mark = host.job_input()
         apart = host.ruleset.apart if host.ruleset is not None else ()
         job = UrlJob(
-            site, version, lines, fetched, held, self.config, self.distance, published, apart
+            site,
+            version,
+            lines,
+            fetched,
+            held,
+            self.config,
+            self.distance,
+            published,
+            apart,
+            host.ruleset,
         )
         keyed: Keyed | None = None
         if self.pool is not None:

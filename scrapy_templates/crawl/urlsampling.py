@@ -5,7 +5,8 @@ come) or is young (see :meth:`UrlSampling._young`), then in batches of ``_FLUSH_
 is learned once ``TEMPLATES_URL_MIN_SAMPLES`` of its pages are sampled (a quarter of that once
 three of its downloads repeated a page's text), then as its sample
 grows by a tenth, and later every ``TEMPLATES_URL_LEARN_EVERY`` new samples — twice as many
-after each relearn that changed nothing (see ``_MAX_BACKOFF``).
+after each relearn that changed nothing (see ``_MAX_BACKOFF``); after the least step alone once
+a download repeated a page downloaded under another URL.
 """
 
 from __future__ import annotations
@@ -53,9 +54,10 @@ class _HostSamples:
     urgent: bool = False
     # the step between relearns, in TEMPLATES_URL_LEARN_EVERY
     backoff: int = 1
-    # the text hashes of its downloads (the first _REMEMBERED times the sample cap), how
-    # many downloads repeated one, and how many had when the host was last learned
-    hashes: set[str] = field(default_factory=set)
+    # the text hashes of its pages (the first _REMEMBERED times the sample cap) with the URL
+    # of each, how many downloads repeated one under another URL, and how many had when the
+    # host was last learned
+    hashes: dict[str, str] = field(default_factory=dict)
     repeats: int = 0
     repeats_learned: int = 0
 
@@ -104,22 +106,28 @@ class UrlSampling:
         queued = host.pending.get(sample.url)
         host.pending[sample.url] = sample if queued is None else queued.merged(sample)
 
-    def add_download(self, site: str, sample: Sample, *, hold: bool, named: bool) -> None:
+    def add_download(
+        self, site: str, sample: Sample, *, hold: bool, named: bool, page: bool = True
+    ) -> None:
         """Queue a download's sample; ``hold``: keep it for its page's item sample to join
         (unless the host is young: its evidence is wanted now, and the store's copy for the
         item's sample joins it by URL); ``named``: the site names another URL for the page
-        (store it now: duplicate evidence the learner wants before the item's sample). A
-        download that repeats the text of one downloaded before is a duplicate the rules in
-        force missed: it is stored now and makes the host due soon (see :meth:`_due`)."""
+        (store it now: duplicate evidence the learner wants before the item's sample);
+        ``page``: the download reaches the spider as a page of its own. Such a download that
+        repeats the text of a page downloaded under another URL is a duplicate the rules in
+        force missed: it is stored now and makes the host due soon (see :meth:`_due`). A check
+        the downloader ended, a download ended as a repeat, or one URL downloaded twice (a
+        start URL) is not."""
         host = self._of(site)
         young = self._young(host)
         repeat = False
-        if sample.page_hash is not None:
-            repeat = sample.page_hash in host.hashes
+        if sample.page_hash is not None and page:
+            first = host.hashes.get(sample.page_hash)
+            repeat = first is not None and first != sample.url
             if repeat:
                 host.repeats += 1
-            elif len(host.hashes) < _REMEMBERED * self.cap:
-                host.hashes.add(sample.page_hash)
+            elif first is None and len(host.hashes) < _REMEMBERED * self.cap:
+                host.hashes[sample.page_hash] = sample.url
         if hold and not young and not repeat:
             host.held[sample.url] = (sample, self.guard(site).responses)
             self._unflushed.add(site)

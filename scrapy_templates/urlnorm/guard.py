@@ -324,17 +324,24 @@ class HostGuard(Generic[T]):
     ) -> list[Resend[T]]:
         """The rules change: the pages downloaded since the keyring's job are keyed under
         them, and remembered requests they map elsewhere come back (``held``: the rules
-        they replace still held on the sample the new ones were learned from)."""
-        same = self.ruleset is not None and self.ruleset.behaves_like(ruleset)
+        they replace merged no two distinct pages of the sample the new ones came from)."""
+        old = self.ruleset
+        same = old is not None and old.behaves_like(ruleset)
+        holding = frozenset(old.signature(n) for n in old.rules) if held and old else frozenset()
         self.ruleset = ruleset
         self.checks.proven(ruleset.check_counts())
         self.fresh = {}
         for url in self.fetched[self.sent :]:
             self.fresh.setdefault(url_key(ruleset.apply(url)), url)
-        return [] if same else self._revisit(ruleset, resend, held=held)
+        return [] if same else self._revisit(ruleset, resend, holding=holding)
 
     def _revisit(
-        self, ruleset: RuleSet, resend: bool, only: str | None = None, *, held: bool = False
+        self,
+        ruleset: RuleSet,
+        resend: bool,
+        only: str | None = None,
+        *,
+        holding: frozenset[str] = frozenset(),
     ) -> list[Resend[T]]:
         """The remembered requests that ``ruleset`` maps to another page than before and
         whose page is neither downloaded nor pending; those stay remembered under their new
@@ -347,9 +354,9 @@ class HostGuard(Generic[T]):
         of 58 requests sent again were rewrites to a page downloaded since. ``only``: the
         requests of that rule alone, whose checks no longer vouch for them.
 
-        ``held``: the rules replaced merged no two distinct pages of the new rules' sample. A
-        request the new rules leave as it is, for a page downloaded or on its way, stays
-        turned away then: they say nothing of it
+        ``holding``: the rules replaced, when they merged no two distinct pages of the new
+        rules' sample. A request one of them turned away that the new rules leave as it is,
+        for a page downloaded or on its way, stays turned away: the new rules say nothing of it
         (a relearn that splits a key's values into two nodes leaves the URLs with neither
         value under no rule), and the sample says nothing against the rule that turned it
         away. On the session-id test site, 23 requests per crawl came back that way."""
@@ -362,7 +369,7 @@ class HostGuard(Generic[T]):
                 continue
             now, _, nid = ruleset.resolve(url)
             if now == canonical or (
-                held and now == url and only is None and self._taken_for(canonical, ruleset)
+                rule in holding and now == url and self._taken_for(canonical, ruleset)
             ):
                 kept.append(entry)
                 continue

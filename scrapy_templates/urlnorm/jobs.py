@@ -32,7 +32,8 @@ class UrlJob:
     ``published`` when it is given. ``fetched``: URLs downloaded since the previous job, which
     the keyring already holds ``held`` URLs before (0: it must start afresh). ``apart``:
     pairs of URLs the crawl found to be distinct pages, which no rule may merge (see
-    :meth:`~.rules.RuleSet.keeping_apart`)."""
+    :meth:`~.rules.RuleSet.keeping_apart`). ``in_force``: the host's rules in force, which
+    a relearn keeps while they hold (see :func:`~.learn.learn_from_samples`)."""
 
     site: str
     version: int
@@ -43,6 +44,7 @@ class UrlJob:
     distance: int | None = None
     published: RuleSet | None = None
     apart: tuple[tuple[str, str], ...] = ()
+    in_force: RuleSet | None = None
 
 
 @dataclass(slots=True)
@@ -75,8 +77,6 @@ class _Host:
     known: set[str] = field(default_factory=set)
     # canonical key -> the first downloaded URL with that key
     canonical: dict[int, str] = field(default_factory=dict)
-    # the rule set the host's URLs are keyed under: a relearn keeps it while it holds
-    ruleset: RuleSet | None = None
 
 
 class Keyring:
@@ -110,16 +110,13 @@ class Keyring:
         kept = previous_held = False
         ruleset = job.published
         if ruleset is None:
-            previous = host.ruleset
-            if previous is not None and job.apart:
-                previous = previous.keeping_apart(job.apart)
             report = learn_from_samples(
                 samples,
                 site=job.site,
                 version=job.version,
                 distance=job.distance,
                 config=job.config,
-                previous=previous,
+                previous=job.in_force,
             )
             ruleset, nodes, candidates, kept, previous_held = (
                 report.ruleset,
@@ -134,7 +131,6 @@ class Keyring:
             ruleset.validate()
         except RuleSetError as exc:
             return Keyed(None, [], [], False, len(host.urls), str(exc), len(samples), bad)
-        host.ruleset = ruleset
         keys: dict[int, str] = {}
         for url in host.urls:
             keys.setdefault(url_key(ruleset.apply(url)), url)

@@ -20,11 +20,13 @@
    a more popular node is a destination, rules leaving destinations are dropped, each remaining
    source keeps its rule to the most popular target and chains are concatenated. Ours: a node
    the site declares canonical (``rel=canonical`` links and redirects end on its URLs) ranks
-   above any node it does not, whatever their popularity.
+   above any node it does not, and (also ours) of two nodes it does not declare, the one
+   whose URLs carry fewer keys ranks above the other, whatever their popularity.
 
 The deployed set is then run over the training URLs once more and any rule whose false-positive
 rate, as deployed, exceeds ``fpr_max`` is removed. A sample without two URLs of one page learns
-the empty rule set at once.
+the empty rule set at once; a relearn keeps the rules in force while they still hold
+(:func:`learn_from_samples`).
 """
 
 from __future__ import annotations
@@ -93,7 +95,11 @@ class LearnReport:
     kept: bool = False
     """Whether the rules in force were kept (see :func:`learn_from_samples`)."""
     previous_held: bool = False
-    """Whether the rules in force held on the sample, kept or not."""
+    """Whether the rules in force merged no two distinct pages of the sample, kept or not."""
+
+
+# keys that say how a URL is written, not which page it is
+_FORM_KEYS = frozenset({"qsep", "#"})
 
 
 class _Training:
@@ -114,7 +120,7 @@ class _Training:
         self.value_ids: dict[Token, int] = {t: i for i, t in enumerate(tree.columns.tokens)}
         self.keys: list[UrlKeys] = []
         self._relevant: dict[str, set[tuple[tuple[str, Value], ...]]] = {}
-        self._free: dict[str, bool] = {}
+        self._key_counts: np.ndarray | None = None
 
     def relevant_on(self, key: str) -> set[tuple[tuple[str, Value], ...]]:
         """The paths (:func:`_path_of`) where ``key`` was seen to matter: two URLs that differ
@@ -131,20 +137,19 @@ class _Training:
             self._relevant[key] = found
         return found
 
-    def free(self, key: str) -> bool:
-        """Whether the site shows a parameter (query or ``;``) irrelevant wherever it was seen
-        (ours): duplicates differ in it (another value, or none) for two values or more, in two
-        pages or more, and no two URLs that differ in it alone are distinct pages
-        (:meth:`relevant_on`)."""
-        found = self._free.get(key)
-        if found is None:
-            found = (
-                key.startswith(("?", ";"))
-                and _irrelevant_values(self.column(key), self.clusters) >= 2
-                and not self.relevant_on(key)
+    def key_count(self, node: int) -> float:
+        """The mean number of keys of the node's URLs: authority, the query's separator and
+        the fragment aside (the form of a gitweb query is no other page)."""
+        if self._key_counts is None:
+            self._key_counts = np.array(
+                [
+                    sum(1 for k, _ in keys.pairs if k not in _FORM_KEYS and not is_authority_key(k))
+                    for keys in self.keys
+                ],
+                dtype=float,
             )
-            self._free[key] = found
-        return found
+        members = self.tree.nodes[node].members
+        return float(self._key_counts[members].mean()) if len(members) else 0.0
 
     def member(self, url: int, node: int) -> bool:
         found = self.in_node[node]
@@ -154,18 +159,6 @@ class _Training:
 
     def column(self, key: str) -> np.ndarray:
         return self.tree.columns.column(key, len(self.urls))
-
-
-def _irrelevant_values(column: np.ndarray, clusters: np.ndarray) -> int:
-    """How many values of a key its duplicates show irrelevant: values held in a duplicate
-    cluster whose URLs differ in the key (0 when fewer than two clusters show any)."""
-    pairs = np.unique(np.stack([clusters.astype(np.int64), column.astype(np.int64)]), axis=1)
-    ids, counts = np.unique(pairs[0], return_counts=True)
-    differing = ids[counts > 1]
-    if len(differing) < 2:
-        return 0
-    shown = pairs[1][np.isin(pairs[0], differing)]
-    return int(np.count_nonzero(np.unique(shown)))
 
 
 def learn_rules(
@@ -231,16 +224,19 @@ def learn_from_samples(
     learned — a key with two values becomes two nodes and the URLs with neither (``?sid=``
     without ``?page``) fall under no rule; a sort order's page wins the random walk from the
     plain listing. Each such flip would send again the requests the rules in force turned
-    away. The report says whether they stayed (``kept``) and whether they still held
+    away. The report says whether they stayed (``kept``) and whether they held
     (``previous_held``)."""
     cfg = config or LearnConfig()
     urls, clusters = duplicate_clusters(samples, distance=distance)
     votes = canonical_votes(samples, urls)
     report = learn_rules(urls, clusters, site=site, version=version, config=cfg, votes=votes)
     if previous is not None and previous.rules:
-        report.previous_held, report.kept = still_holds(
-            previous, report.ruleset, urls, clusters, cfg.fpr_max
-        )
+        if report.ruleset.behaves_like(previous):
+            report.previous_held = report.kept = True
+        else:
+            report.previous_held, report.kept = still_holds(
+                previous, report.ruleset, urls, clusters, votes
+            )
         if report.kept:
             report.ruleset = replace(previous, version=version, learned_from=len(urls))
     return report
@@ -251,23 +247,25 @@ def still_holds(
     learned: RuleSet,
     urls: Sequence[str],
     clusters: Sequence[int],
-    fpr_max: float,
+    votes: Sequence[int],
 ) -> tuple[bool, bool]:
     """Whether ``previous`` holds on the sample ``urls`` (duplicate cluster ids in
-    ``clusters``) — at most ``fpr_max`` of the URL pairs it merges are distinct pages, the
-    false-positive rate a learned rule may have — and whether it also explains the sample as
-    well as ``learned`` from it: every two URLs ``learned`` maps to one URL it maps to one
-    URL too."""
+    ``clusters``) — it merges no two distinct pages of it — and whether it also explains
+    the sample as well as ``learned`` from it: every two URLs ``learned`` maps to one URL it
+    maps to one URL too, and it sends no URL that a page names as its ``rel=canonical``
+    (``votes``) elsewhere while ``learned`` leaves that URL as it is (the site's own word
+    wins over the rules in force, as it does in learning)."""
     kept = [previous.apply(u) for u in urls]
-    groups: dict[str, list[int]] = defaultdict(list)
-    for i, form in enumerate(kept):
-        groups[form].append(i)
-    if support_and_fpr(np.asarray(clusters), groups.values())[1] > fpr_max:
-        return False, False
-    forms: dict[str, set[str]] = defaultdict(set)
-    for url, form in zip(urls, kept, strict=True):
-        forms[learned.apply(url)].add(form)
-    return True, all(len(f) == 1 for f in forms.values())
+    cluster_of: dict[str, int] = {}
+    for form, cluster in zip(kept, clusters, strict=True):
+        if cluster_of.setdefault(form, cluster) != cluster:
+            return False, False
+    forms: dict[str, str] = {}
+    for url, form, named in zip(urls, kept, votes, strict=True):
+        result = learned.apply(url)
+        if forms.setdefault(result, form) != form or (named and form != url and result == url):
+            return True, False
+    return True, True
 
 
 def _cluster_members(clusters: np.ndarray) -> dict[int, list[int]]:
@@ -602,16 +600,14 @@ def _pins(
     source URLs show with one value only, each with that value, where the key needs more
     (it is dropped, or ``members`` hold it with two values or more); ``None`` when such a
     key has no confirmed value at all, or several on one page only (all confirmed URLs in one
-    duplicate cluster). A dropped parameter the whole site shows irrelevant
-    (:meth:`_Training.free`) needs no values of its own: a session id dropped on articles is
-    dropped on the first listing seen with one, not after a second session of it."""
+    duplicate cluster)."""
     pins: list[tuple[str, Value]] = []
     pinned = dict(when)
     # confirmed on one page only: its several values of a key may be names of that one page
     # (a tag and its commit id), which says nothing of the key's other values
     one_page = len(np.unique(data.clusters[confirmed])) < 2
     for key, dropped in _open_keys(data, cand):
-        if key in pinned or (dropped and data.free(key)):
+        if key in pinned:
             continue
         seen = np.unique(data.column(key)[confirmed])
         seen = seen[seen != 0]
@@ -717,23 +713,13 @@ def _ranks(data: _Training, moves: list[Candidate]) -> dict[int, _Rank]:
     return {
         node: (
             _declared(data, node),
-            -_key_count(data, node),
+            -data.key_count(node),
             round(popularity, 12),
             nodes[node].volume,
             -node,
         )
         for node, popularity in _popularity(data, moves).items()
     }
-
-
-def _key_count(data: _Training, node: int) -> float:
-    """The mean number of keys, authority aside, of the node's URLs."""
-    members = data.tree.nodes[node].members
-    if not len(members):
-        return 0.0
-    return sum(
-        sum(1 for k, _ in data.keys[m].pairs if not is_authority_key(k)) for m in members.tolist()
-    ) / len(members)
 
 
 def _best_moves(

@@ -84,3 +84,17 @@ async def test_a_download_repeating_a_page_makes_a_grown_host_due_at_once() -> N
             await rules.wait_learning()
         runs[host] = rules.stats.get_value("templates/urls/learn_count") - before
     assert runs == {"repeat.test": 1, "fresh.test": 0}
+
+
+async def test_one_url_downloaded_twice_is_no_repeat() -> None:
+    """A start URL fetched again (``dont_filter``) repeats its own text: the rules missed
+    nothing, and the host is not relearned for it."""
+    rules = await learn_from_distinct_pages("again.test", 150)
+    assert rules.stats is not None
+    before = rules.stats.get_value("templates/urls/learn_count")
+    body = b"<html><body>" + b"The home page, told at length. " * 4 + b"</body></html>"
+    for _ in range(2):
+        rules.note_response("http://again.test/", "http://again.test/", body, (), True)
+        await rules.flush()
+        await rules.wait_learning()
+    assert rules.stats.get_value("templates/urls/learn_count") == before

@@ -314,3 +314,36 @@ def test_a_relearn_silent_on_a_request_keeps_it_turned_away_while_the_old_rules_
         keyed = Keyed(silent, [], [], False, count, previous_held=held)
         sent_again[held] = [r.url for r in guard.install_keyed(silent, keyed, mark, resend=True)]
     assert sent_again == {True: [], False: variants}
+
+
+def test_a_silent_relearn_sends_again_what_no_download_stands_for() -> None:
+    """Turned away for a page that is neither downloaded nor on its way (its request was
+    withdrawn), a request comes back even though the old rules held."""
+    from scrapy_templates.urlnorm.jobs import Keyed
+
+    guard = _guard()
+    assert guard.decide(SID_URL, "r0", queued=False).action == REWRITE
+    other = SID_URL.replace("abc", "x1")
+    assert guard.decide(other, "r1", queued=False).action == DROP
+    guard.note_withdrawn(guard.canonical(SID_URL))
+    _, count, mark = guard.job_input()
+    silent = RuleSet(site=SITE, version=9, nodes=[], rules={})
+    keyed = Keyed(silent, [], [], False, count, previous_held=True)
+    again = [r.url for r in guard.install_keyed(silent, keyed, mark, resend=True)]
+    assert again == [SID_URL, other]
+
+
+def test_a_request_kept_through_one_silent_relearn_comes_back_after_the_next_change() -> None:
+    """Rules that held vouch for their own turned-away requests once: the next change of
+    rules, whose replaced rules never turned them away, sends them again."""
+    from scrapy_templates.urlnorm.jobs import Keyed
+
+    guard = _guard()
+    guard.note_download([guard.canonical(SID_URL)], 100, page=True)
+    variant = SID_URL.replace("abc", "x1")
+    assert guard.decide(variant, "r0", queued=False).action == DROP
+    for version, nodes, expected in ((9, [], []), (10, _ruleset().nodes, [variant])):
+        silent = RuleSet(site=SITE, version=version, nodes=nodes, rules={})
+        _, count, mark = guard.job_input()
+        keyed = Keyed(silent, [], [], False, count, previous_held=True)
+        assert [r.url for r in guard.install_keyed(silent, keyed, mark, resend=True)] == expected

@@ -311,18 +311,32 @@ def test_a_mirror_seen_once_does_not_move_every_path() -> None:
         assert ruleset.apply(url) == url
 
 
-def test_a_session_id_dropped_on_articles_is_dropped_on_a_listing_seen_once_with_one() -> None:
-    """Articles show ``?sid`` irrelevant with many values; one listing shows it under one
-    value only. Every value of it is dropped on the listings too, unless two URLs that differ
-    in ``sid`` alone were ever distinct pages."""
+def test_one_large_duplicate_cluster_does_not_hide_a_false_merge_of_the_rules_in_force() -> None:
+    previous = learn_from_samples(article_samples(range(30)), version=3).ruleset
     samples = article_samples(range(30), print_view=False)
-    listings = [f"http://news.test/list/{name}/" for name in ("world", "sport", "arts", "food")]
-    samples += [Sample(url, text_hash=url) for url in listings]
-    samples.append(Sample(f"{listings[0]}?sid=0003", text_hash=listings[0]))
-    ruleset = learn_from_samples(samples).ruleset
-    assert ruleset.apply(f"{listings[2]}?sid=0009") == listings[2]
-    # a tool's page where sid is a search term: two sids, two pages
-    samples += [Sample(f"http://news.test/find?sid={s}", text_hash=f"find-{s}") for s in "ab"]
-    ruleset = learn_from_samples(samples).ruleset
-    assert ruleset.apply(f"{listings[2]}?sid=0009") == f"{listings[2]}?sid=0009"
-    assert ruleset.apply(f"{listings[0]}?sid=0003") == listings[0]
+    samples += [Sample(f"http://news.test/a/{n}.html?print=1", text_hash=f"p{n}") for n in (1, 2)]
+    samples += [
+        Sample(f"http://news.test/a/5.html?sid={s}", text_hash="page-5") for s in range(300)
+    ]
+    report = learn_from_samples(samples, version=4, previous=previous)
+    assert not report.kept and not report.previous_held
+    assert report.ruleset.apply("http://news.test/a/1.html?print=1").endswith("?print=1")
+
+
+def test_the_rules_in_force_give_way_to_the_address_the_site_names() -> None:
+    """Rules learned before any ``rel=canonical`` sent each story to ``/story/N``; once the
+    pages name ``/story.php?id=N`` their address, the relearnt rules follow the site."""
+    plain = [
+        Sample(url, text_hash=f"story-{n}")
+        for n in range(20)
+        for url in (f"http://news.test/story/{n}", f"http://news.test/story.php?id={n}")
+    ]
+    previous = learn_from_samples(plain, version=2).ruleset
+    assert previous.apply("http://news.test/story.php?id=3") == "http://news.test/story/3"
+    named = [
+        Sample(s.url, text_hash=s.text_hash, canonical=f"http://news.test/story.php?id={n // 2}")
+        for n, s in enumerate(plain)
+    ]
+    report = learn_from_samples(named, version=3, previous=previous)
+    assert not report.kept and report.previous_held
+    assert report.ruleset.apply("http://news.test/story/3") == "http://news.test/story.php?id=3"
