@@ -359,7 +359,7 @@ class UrlRules:
             self.distance,
             published,
             apart,
-            host.ruleset,
+            in_force=host.ruleset,
         )
         keyed: Keyed | None = None
         if self.pool is not None:

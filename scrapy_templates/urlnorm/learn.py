@@ -255,13 +255,13 @@ def still_holds(
     maps to one URL too, and it sends no URL that a page names as its ``rel=canonical``
     (``votes``) elsewhere while ``learned`` leaves that URL as it is (the site's own word
     wins over the rules in force, as it does in learning)."""
-    kept = [previous.apply(u) for u in urls]
+    mapped = [previous.apply(u) for u in urls]
     cluster_of: dict[str, int] = {}
-    for form, cluster in zip(kept, clusters, strict=True):
+    for form, cluster in zip(mapped, clusters, strict=True):
         if cluster_of.setdefault(form, cluster) != cluster:
             return False, False
     forms: dict[str, str] = {}
-    for url, form, named in zip(urls, kept, votes, strict=True):
+    for url, form, named in zip(urls, mapped, votes, strict=True):
         result = learned.apply(url)
         if forms.setdefault(result, form) != form or (named and form != url and result == url):
             return True, False
