@@ -195,6 +195,8 @@ class Marker:
                 counted.append(exc)
             else:
                 counted.append(obs)
+        if len(held) > 1:
+            self.evidence.site(site).region.refresh()
         marked: list[PageMarks | Exception] = []
         for (page, fingerprints, _), found in zip(held, counted, strict=True):
             if isinstance(found, Exception):

@@ -98,6 +98,38 @@ async def test_held_pages_are_marked_on_what_all_of_them_taught() -> None:
     assert once[0].marks is not None and "Copyright" in once[0].marks.content
 
 
+def manual_page(n: int, short: int = 6) -> str:
+    """A page of a manual with a bar naming the manual above its content (the same on no two
+    pages here) and a menu beside it: the first ``short`` are index pages, where the bar is
+    as long as the content."""
+    name = " ".join(STORIES[(n + k) % len(STORIES)].split()[n % 5] for k in range(3))
+    menu = "".join(f"<li><a href='/m/{j}.html'>Chapter number {j}</a></li>" for j in range(6))
+    content = (
+        f"<h1>Index {n}</h1><p>Version {n}.0 of {APPS[n % len(APPS)]}</p>"
+        if n < short
+        else "".join(f"<p>{STORIES[(n + k) % len(STORIES)]}</p>" for k in range(4))
+        + "<ul>"
+        + "".join(f"<li><a href='/f/{n}_{j}.html'>function_{n}_{j}</a></li>" for j in range(4))
+        + "</ul>"
+    )
+    return (
+        f"<html><body><div id=box><div class=bar><h1>{name} manual {n}</h1></div>"
+        f"<nav><ul>{menu}</ul></nav><div id=content>{content}</div></div></body></html>"
+    )
+
+
+async def test_held_pages_are_reviewed_on_the_region_all_of_them_give() -> None:
+    """The site's main region is recomputed every few pages while a crawl goes on; held pages
+    are reviewed on the region of all of them. Here the first index pages hold the region at
+    the box until the longer pages outweigh them, after the last periodic recomputation."""
+    crawl = [(f"http://manual.test/{n}.html", manual_page(n)) for n in range(40)]
+    held = await run(crawl, config(TEMPLATES_BOOTSTRAP_PAGES=27))
+    first = held[0].marks
+    assert first is not None and first.info["pages_seen"] == 28
+    assert first.main_path == "body/div#box/div#content"
+    assert "Index 0" in first.content and "manual 0" not in first.content
+
+
 async def test_a_footer_hidden_in_most_pages_counts_on_all_of_them() -> None:
     """Most of the first pages are too short to split: their footer hides in their only
     pagelet, and the pages that show it as a pagelet of its own are a minority. Counted

@@ -126,9 +126,15 @@ class SiteRegion:
             self.pages < self.refresh_every or self.pages - self._computed_at >= self.refresh_every
         )
         if stale:
-            self._main = self._descend()
-            self._computed_at = self.pages
+            self.refresh()
         return self._main
+
+    def refresh(self) -> None:
+        """Compute the main path now rather than at the next ``refresh_every`` pages: pages
+        decided again on what a batch of them taught (a cold start's held pages) see the
+        region all of them give."""
+        self._main = self._descend()
+        self._computed_at = self.pages
 
     def _descend(self) -> str | None:
         """Descend into the heaviest child while it holds ``share`` of the weight that can vote
