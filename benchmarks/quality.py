@@ -89,6 +89,17 @@ PEERS: dict[str, Callable[[bytes], str]] = {
 }
 
 
+def peer_score(name: str, html: bytes, gold: str) -> tuple[float, float, float]:
+    """One single-page extractor's score on a page: 0 when it fails on that page; a library
+    that is not installed stops the benchmark rather than scoring (and caching) zeros."""
+    try:
+        return prf(PEERS[name](html), gold)
+    except ImportError as exc:
+        raise SystemExit(f"{name} is not installed ({exc}): pip install -e '.[bench]'") from exc
+    except Exception:
+        return (0.0, 0.0, 0.0)
+
+
 def _mean(rows: list[tuple[float, float, float]]) -> list[float]:
     return [round(sum(r[i] for r in rows) / len(rows), 4) if rows else 0.0 for i in range(3)]
 
@@ -131,11 +142,8 @@ def score_crawl(site: Site, skip_peers: bool, extra: list[str]) -> dict:
         ours.append(score)
         worst.append((score[2], item["url"]))
         if not skip_peers:
-            for name, extract in PEERS.items():
-                try:
-                    peers[name].append(prf(extract(html), gold))
-                except Exception:
-                    peers[name].append((0.0, 0.0, 0.0))
+            for name in PEERS:
+                peers[name].append(peer_score(name, html, gold))
     worst.sort()
     return {
         "items": len(items),

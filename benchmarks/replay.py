@@ -33,7 +33,7 @@ from typing import Any
 from scrapy.settings import BaseSettings
 
 from benchmarks.crawl import setting
-from benchmarks.quality import PEERS, crawl, prf, tokens
+from benchmarks.quality import PEERS, crawl, peer_score, prf, tokens
 from benchmarks.realsites import (
     GOLD_VERSION,
     SITES,
@@ -152,14 +152,8 @@ def peer_scores(site: Site, stored: Stored, result: dict[str, Any]) -> dict[str,
     html: dict[str, bytes] = result["html"]
     golds: dict[str, str] = result["golds"]
     found: dict[str, Score] = {}
-    for name, extract in PEERS.items():
-        rows = []
-        for url in urls:
-            try:
-                rows.append(prf(extract(html[url]), golds[url]))
-            except Exception:
-                rows.append((0.0, 0.0, 0.0))
-        found[name] = _mean(rows)
+    for name in PEERS:
+        found[name] = _mean([peer_score(name, html[url], golds[url]) for url in urls])
     PEER_CACHE.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(found))
     return found
