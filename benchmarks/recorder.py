@@ -2,11 +2,12 @@
 
 Enabled by ``benchmarks.crawl --record FILE``. One JSON line per event:
 
-- ``{"t", "kind": "response", "url", "status", "page", "bytes"}`` for every download, as the
-  downloader got it (Scrapy's ``response_downloaded``: also the redirects, the checks of URL
-  rules and the downloads a downloader middleware ends), where ``page`` is
-  :func:`page_identity` of the body: two URLs are the same page when what a reader sees on
-  them is the same;
+- ``{"t", "kind": "response", "url", "status", "page", "bytes", "check", "dont_filter"}`` for
+  every download, as the downloader got it (Scrapy's ``response_downloaded``: also the
+  redirects, the checks of URL rules and the downloads a downloader middleware ends), where
+  ``page`` is :func:`page_identity` of the body: two URLs are the same page when what a
+  reader sees on them is the same; ``check`` says whether the download checked a URL rule,
+  ``dont_filter`` whether it was sent past the dupefilter;
 - ``{"t", "kind": "scheduled", "url"}`` for every request the scheduler took;
 - ``{"t", "kind": "dupefilter", "url"}`` for every request the scheduler's dupefilter dropped;
 - ``{"t", "kind": "dropped" | "rewrote", "url", "canonical"}`` for every request scrapy-templates
@@ -29,6 +30,8 @@ from lxml import html as lxml_html
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.http import Response
+
+from scrapy_templates.crawl.urlguards import CHECK as CHECK_META
 
 _SPACE = re.compile(r"\s+")
 # What a page says of time passing changes while the crawl runs: "5 minutes ago", "(less
@@ -118,6 +121,8 @@ class Recorder:
                 "status": response.status,
                 "page": page_identity(body, kind),
                 "bytes": len(body),
+                "check": CHECK_META in request.meta,
+                "dont_filter": request.dont_filter,
             }
         )
 
