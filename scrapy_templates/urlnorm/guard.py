@@ -10,6 +10,7 @@ Scrapy, no store; the requests it remembers are opaque tokens of the caller's.
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -95,7 +96,7 @@ class HostGuard(Generic[T]):
     requested: set[int] = field(default_factory=set)
     withdrawn: set[int] = field(default_factory=set)
     # the keys of the URLs rewritten or dropped so far, as the spider asked for them, and of
-    # those sent again past the dupefilter (which so never recorded them)
+    # those sent again or checked past the dupefilter (which so never recorded them)
     turned: set[int] = field(default_factory=set)
     resent: set[int] = field(default_factory=set)
     responses: int = 0
@@ -224,6 +225,9 @@ class HostGuard(Generic[T]):
             key = url_key(check.url)
             self.requested.add(key)
             self.withdrawn.discard(key)
+            # sent past the dupefilter, which so never records it: a later link to the URL,
+            # once no rule turns it away, would download it a second time
+            self.resent.add(key)
         return checks
 
     def suspect_form(self, url: str) -> Form | None:
@@ -330,6 +334,8 @@ class HostGuard(Generic[T]):
         holding = frozenset(old.signature(n) for n in old.rules) if held and old else frozenset()
         self.ruleset = ruleset
         self.checks.proven(ruleset.check_counts())
+        self.checks.inherit(functools.partial(_resolve_rule, ruleset))
+        self.checks.confirmed(ruleset.confirmed_directories())
         self.fresh = {}
         for url in self.fetched[self.sent :]:
             self.fresh.setdefault(url_key(ruleset.apply(url)), url)
@@ -432,3 +438,9 @@ class HostGuard(Generic[T]):
         self.withdrawn.discard(key)
         self.resent.add(key)
         again.append(Resend(token, now))
+
+
+def _resolve_rule(ruleset: RuleSet, url: str) -> tuple[str, str | None]:
+    """``url``'s canonical form under ``ruleset`` and the signature of the rule giving it."""
+    canonical, _, nid = ruleset.resolve(url)
+    return canonical, None if nid is None or canonical == url else ruleset.signature(nid)

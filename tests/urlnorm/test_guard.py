@@ -232,6 +232,22 @@ def test_a_retraction_sends_again_what_the_rule_turned_away_but_not_the_checks()
     assert guard.retract(variants[0], canonical) is None, "nothing left to retract"
 
 
+def test_a_checked_url_is_not_downloaded_again_once_no_rule_turns_it_away() -> None:
+    """A check goes past the dupefilter, which so never records its URL: when a relearn
+    drops the rule, a later link to that URL must not fetch it a second time."""
+    guard = _guard()
+    guard.checks = RuleChecks(first=1, share=0.0)
+    canonical = guard.canonical(SID_URL)
+    guard.note_download([canonical], 100, page=True, page_hash="00000000000000aa")
+    variant = SID_URL.replace("abc", "x1")
+    assert guard.decide(variant, "r1", queued=False).action == DROP
+    assert [c.url for c in guard.take_checks()] == [variant]
+    guard.install(RuleSet(site=SITE, version=9, nodes={}, rules={}), resend=False)
+    repeat = guard.decide(variant, "r2", queued=False)
+    assert (repeat.action, repeat.repeat) == (DROP, True)
+    assert guard.decide(variant, "r3", queued=False, filtered=False).action == KEEP
+
+
 def test_after_a_retraction_only_pages_downloaded_under_their_own_url_count() -> None:
     guard = _guard()
     variant = SID_URL.replace("abc", "x1")
