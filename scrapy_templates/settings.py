@@ -548,7 +548,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_URL_CHECK_FIRST",
         3,
         COUNT,
-        "The first this many requests each URL rule rewrites or drops are fetched anyway and their page compared with the page the rule took them for, and as many in each further directory the rule reaches (within a tenth of the host's downloads; not where its training showed it right, nor what an earlier rule's held checks showed); a rule whose pages differ is retracted at once and the requests it turned away are sent again (0 and TEMPLATES_URL_CHECK_SHARE 0: no checks).",
+        "The first this many requests each URL rule rewrites or drops are fetched anyway and their page compared with the page the rule took them for, and as many in each further directory the rule reaches (within a tenth of the host's downloads); a rule whose pages differ is retracted at once and the requests it turned away are sent again (0 and TEMPLATES_URL_CHECK_SHARE 0: no checks).",
     ),
     Setting(
         "TEMPLATES_URL_CHECK_SHARE",

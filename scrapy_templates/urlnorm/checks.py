@@ -35,11 +35,12 @@ import hashlib
 import random
 from array import array
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
+from urllib.parse import urlsplit
 
-from .url import directory_of, url_key
+from .url import url_key
 
 T = TypeVar("T")
 
@@ -66,9 +67,6 @@ MAX_SKETCHES = 100_000
 # the share of a host's downloads that may go to checking rules in directories past the first
 # one each rule was checked in
 DIRECTORY_BUDGET = 0.1
-# the latest held checks that rules learned later take over (see RuleChecks.inherit): each
-# install resolves their URLs once more
-MAX_INHERITED = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +103,11 @@ class Tally:
     checked: int = 0
     held: int = 0
     directories: dict[str, int] = field(default_factory=dict)
+
+
+def _directory(url: str) -> str:
+    path = urlsplit(url).path
+    return path[: path.rfind("/") + 1]
 
 
 def _digest(value: str | None) -> int | None:
@@ -157,8 +160,6 @@ class RuleChecks(Generic[T]):
         # checks of a rule in new directories, waiting for the directory budget
         self._budgeted: deque[Check[T]] = deque()
         self._rng = random.Random(seed)
-        # the latest held checks: (checked URL, witness), for rules learned later
-        self._held: deque[tuple[str, str]] = deque(maxlen=MAX_INHERITED)
         # pages downloaded; checks sent past the first ones of each rule, per directory and
         # at random
         self._downloads = 0
@@ -178,22 +179,12 @@ class RuleChecks(Generic[T]):
                 tally.chosen += checked - tally.checked
                 tally.checked, tally.held = checked, held
 
-    def confirmed(self, directories: dict[str, tuple[str, ...]]) -> None:
-        """Rules arrive with the directories their training showed them right in, by
-        signature: there, no checks of their own (the rule's first checks stay)."""
-        for rule, found in directories.items():
-            tally = self.tallies.setdefault(rule, Tally())
-            for directory in found:
-                seen = tally.directories.get(directory, 0)
-                if seen < self.first and (seen or len(tally.directories) < MAX_WAITING):
-                    tally.directories[directory] = self.first
-
     def _wanted(self, rule: str, url: str) -> str | None:
         """Whether to check ``url``, turned away by ``rule``: :data:`FREE` (one of the rule's
         first), :data:`BUDGETED` (one of its first in a directory: it waits for the
         directory budget), :data:`RANDOM`, or ``None``."""
         tally = self.tallies.setdefault(rule, Tally())
-        directory = directory_of(url)
+        directory = _directory(url)
         seen = tally.directories.get(directory, 0)
         if tally.chosen < self.first:
             kind = FREE
@@ -314,30 +305,7 @@ class RuleChecks(Generic[T]):
         if status != UNKNOWN:
             tally.checked += 1
             tally.held += status == HELD
-        if status == HELD:
-            self._held.append((url, witness))
         return Outcome(status, url, witness, rule)
-
-    def inherit(self, resolve: Callable[[str], tuple[str, str | None]]) -> None:
-        """Rules new to this host's tallies take over the held checks of the rules they
-        replace: a held check showed two URLs to be one page, and it is as much a check of
-        any rule that merges them. A relearn that splits a pattern otherwise (``page=*``
-        into ``page=1`` and ``page=2``) or picks another destination names the rule anew,
-        and without this the new rule's first checks would fetch what was shown already.
-        ``resolve``: a URL's canonical form under the new rules and the signature of the
-        rule that gives it (``None`` when none rewrites it)."""
-        inherited: dict[str, Tally] = {}
-        for url, witness in self._held:
-            canonical, rule = resolve(url)
-            if rule is None or rule in self.tallies or resolve(witness)[0] != canonical:
-                continue
-            tally = inherited.setdefault(rule, Tally())
-            tally.chosen += 1
-            tally.checked += 1
-            tally.held += 1
-            directory = directory_of(url)
-            tally.directories[directory] = tally.directories.get(directory, 0) + 1
-        self.tallies.update(inherited)
 
     def counts(self) -> dict[str, tuple[int, int]]:
         """Each rule's ``(checked, held)``, by signature."""

@@ -10,7 +10,6 @@ Scrapy, no store; the requests it remembers are opaque tokens of the caller's.
 
 from __future__ import annotations
 
-import functools
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -334,8 +333,6 @@ class HostGuard(Generic[T]):
         holding = frozenset(old.signature(n) for n in old.rules) if held and old else frozenset()
         self.ruleset = ruleset
         self.checks.proven(ruleset.check_counts())
-        self.checks.inherit(functools.partial(_resolve_rule, ruleset))
-        self.checks.confirmed(ruleset.confirmed_directories())
         self.fresh = {}
         for url in self.fetched[self.sent :]:
             self.fresh.setdefault(url_key(ruleset.apply(url)), url)
@@ -438,9 +435,3 @@ class HostGuard(Generic[T]):
         self.withdrawn.discard(key)
         self.resent.add(key)
         again.append(Resend(token, now))
-
-
-def _resolve_rule(ruleset: RuleSet, url: str) -> tuple[str, str | None]:
-    """``url``'s canonical form under ``ruleset`` and the signature of the rule giving it."""
-    canonical, _, nid = ruleset.resolve(url)
-    return canonical, None if nid is None or canonical == url else ruleset.signature(nid)

@@ -50,7 +50,7 @@ from .tree import (
     build_tree,
     varies_within_clusters,
 )
-from .url import UrlKeys, Value, directory_of, is_authority_key, split_url
+from .url import UrlKeys, Value, is_authority_key, split_url
 
 
 @dataclass(frozen=True, slots=True)
@@ -501,8 +501,6 @@ def _contradicted(
 
 # source URLs of a candidate looked at for keys seen to matter
 _CONTRADICTION_SAMPLE = 200
-# the directories a rule carries as confirmed by its training (see Rule.confirmed)
-MAX_CONFIRMED = 32
 
 
 def _path_of(keys: UrlKeys) -> tuple[tuple[str, Value], ...]:
@@ -879,11 +877,10 @@ def _check_deployed(
     data: _Training, ruleset: RuleSet, checked: list[int]
 ) -> tuple[bool, dict[int, Rule]]:
     """Run the rule set over the training URLs (``checked``: all, or ``check_sample`` of
-    them); drop rules above ``fpr_max`` as deployed and attach support, false-positive rate,
-    examples and confirmed directories to the rest."""
+    them); drop rules above ``fpr_max`` as deployed and attach support, false-positive rate
+    and examples to the rest."""
     groups: dict[str, list[int]] = defaultdict(list)
     by_rule: dict[str, set[int]] = defaultdict(set)
-    rewritten_by: dict[int, int] = {}
     examples: dict[int, list[tuple[str, str]]] = defaultdict(list)
     for i in checked:
         url = data.urls[i]
@@ -891,11 +888,9 @@ def _check_deployed(
         groups[explained.result].append(i)
         if explained.result != url and explained.node is not None:
             by_rule[explained.result].add(explained.node)
-            rewritten_by[i] = explained.node
             if len(examples[explained.node]) < 3:
                 examples[explained.node].append((url, explained.result))
     stats: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-    confirmed: dict[int, dict[str, None]] = defaultdict(dict)
     for result, members in groups.items():
         if len(members) < 2 or result not in by_rule:
             continue
@@ -903,12 +898,6 @@ def _check_deployed(
         for nid in by_rule[result]:
             stats[nid][0] += support
             stats[nid][1] += round(support * fpr)
-        if fpr == 0.0:
-            # every URL of the group is one page: each one a rule rewrote was rewritten right
-            for i in members:
-                nid = rewritten_by.get(i, -1)
-                if nid >= 0 and len(confirmed[nid]) < MAX_CONFIRMED:
-                    confirmed[nid].setdefault(directory_of(data.urls[i]), None)
     kept: dict[int, Rule] = {}
     bad = False
     for nid, rule in ruleset.rules.items():
@@ -917,11 +906,5 @@ def _check_deployed(
         if support < data.min_support or fpr > data.fpr_max:
             bad = True
             continue
-        kept[nid] = replace(
-            rule,
-            support=support,
-            fpr=fpr,
-            examples=tuple(examples[nid]),
-            confirmed=tuple(confirmed.get(nid, ())),
-        )
+        kept[nid] = replace(rule, support=support, fpr=fpr, examples=tuple(examples[nid]))
     return bad, kept

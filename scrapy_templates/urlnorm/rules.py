@@ -68,10 +68,7 @@ class Rule:
     has another value gets the ``fallback`` rule of the same node, if there is one (dropping
     a session id on every page of a listing, say), or is left alone. ``checked`` and
     ``held``: how many of the URLs it rewrote or dropped during a crawl were fetched anyway
-    to compare, and how many of those were the page it took them for. ``confirmed``: the
-    directories (paths up to their last ``/``) where training URLs it rewrote were
-    duplicates of another URL it gave the same result: the crawl's own pages showed it right
-    there, so those directories need no checks of their own (:mod:`.checks`)."""
+    to compare, and how many of those were the page it took them for."""
 
     source: int
     target: int
@@ -83,7 +80,6 @@ class Rule:
     fallback: Rule | None = None
     checked: int = 0
     held: int = 0
-    confirmed: tuple[str, ...] = ()
 
     def variants(self) -> tuple[Rule, ...]:
         """This rule and its fallback, if any."""
@@ -471,14 +467,6 @@ class RuleSet:
             rules[nid] = rule if found is None else replace(rule, checked=found[0], held=found[1])
         return self._with(rules=rules)
 
-    def confirmed_directories(self) -> dict[str, tuple[str, ...]]:
-        """Each rule's confirmed directories (see :class:`Rule`), by :meth:`signature`."""
-        return {
-            self.signature(nid): rule.confirmed
-            for nid, rule in self.rules.items()
-            if rule.confirmed and nid not in self.retracted
-        }
-
     def check_counts(self) -> dict[str, tuple[int, int]]:
         """Each checked rule's ``(checked, held)``, by :meth:`signature`."""
         return {
@@ -806,7 +794,6 @@ def _rule_json(rule: Rule) -> dict[str, Any]:
         "examples": [list(e) for e in rule.examples],
         **({"when": [[k, v] for k, v in rule.when]} if rule.when else {}),
         **({"checked": rule.checked, "held": rule.held} if rule.checked else {}),
-        **({"confirmed": list(rule.confirmed)} if rule.confirmed else {}),
         **({"fallback": _rule_json(rule.fallback)} if rule.fallback else {}),
     }
 
@@ -840,17 +827,8 @@ def _rule_from(data: dict[str, Any]) -> Rule:
         when=tuple((_key(k), _value(v)) for k, v in data.get("when", [])),
         checked=whole(data.get("checked", 0), "checked"),
         held=whole(data.get("held", 0), "held"),
-        confirmed=_directories(data.get("confirmed", [])),
         fallback=_rule_from(data["fallback"]) if data.get("fallback") else None,
     )
-
-
-def _directories(data: Any) -> tuple[str, ...]:
-    if not isinstance(data, list) or not all(
-        isinstance(d, str) and d.startswith("/") and d.endswith("/") for d in data
-    ):
-        raise RuleSetError(f"bad confirmed directories {data!r}")
-    return tuple(data)
 
 
 def _value(data: Any) -> Value:

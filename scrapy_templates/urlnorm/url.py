@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Iterator
-from urllib.parse import urlsplit
 
 Value = str | None
 
@@ -274,10 +273,3 @@ def _path(
 def url_key(url: str) -> int:
     """A 64-bit key of a URL: what the crawl's bookkeeping sets hold instead of the URL."""
     return int.from_bytes(hashlib.blake2b(url.encode("utf-8"), digest_size=8).digest(), "big")
-
-
-def directory_of(url: str) -> str:
-    """The directory of a URL's path: the path up to its last ``/`` (``/a/b?x`` gives ``/a/``,
-    a URL without a path ``/``)."""
-    path = urlsplit(url).path or "/"
-    return path[: path.rfind("/") + 1] or "/"

@@ -156,65 +156,6 @@ def test_rules_checked_elsewhere_need_no_first_checks_here() -> None:
     assert checks.counts() == {RULE: (3, 3)}
 
 
-NEW_RULE = "http://a/*/item?id=* -> http://a/*/item?id=*: drop ?view"
-
-
-def _under_new_rule(url: str) -> tuple[str, str | None]:
-    """A relearnt rule that drops ``view`` everywhere, and leaves other URLs alone."""
-    base, _, view = url.partition("&view=")
-    return (base, NEW_RULE) if view else (url, None)
-
-
-def test_a_new_rule_merging_what_a_held_check_showed_one_page_takes_it_over() -> None:
-    checks: RuleChecks[str] = RuleChecks(first=1, share=0.0)
-    _downloaded(checks, SHOP)
-    assert checks.fetched(_check(), PAGE_HASH, []).status == HELD
-    checks.inherit(_under_new_rule)
-    assert checks.counts() == {RULE: (1, 1), NEW_RULE: (1, 1)}
-    # the new rule had its first check, in this directory too: no more checks here
-    checks.turned("r", f"{SHOP}&view=2", SHOP, NEW_RULE, SHOP)
-    assert checks.take() == []
-
-
-def test_a_new_rule_takes_over_no_check_it_does_not_bear_on() -> None:
-    checks: RuleChecks[str] = RuleChecks(first=1, share=0.0)
-    _downloaded(checks, SHOP)
-    assert checks.fetched(_check(), OTHER_HASH, []).status == OPEN  # not held (yet)
-    checks.inherit(_under_new_rule)
-    assert NEW_RULE not in checks.counts()
-
-    def elsewhere(url: str) -> tuple[str, str | None]:
-        return ("http://a/shop/other", NEW_RULE) if "view" in url else (url, None)
-
-    _downloaded(checks, SHOP)
-    assert checks.fetched(_check(f"{SHOP}&view=3"), PAGE_HASH, []).status == HELD
-    checks.inherit(elsewhere)  # the witness stays itself: the two are not merged
-    assert NEW_RULE not in checks.counts()
-
-
-def test_a_rule_with_its_own_checks_takes_over_none() -> None:
-    checks: RuleChecks[str] = RuleChecks(first=1, share=0.0)
-    checks.proven({NEW_RULE: (2, 1)})
-    _downloaded(checks, SHOP)
-    assert checks.fetched(_check(), PAGE_HASH, []).status == HELD
-    checks.inherit(_under_new_rule)
-    assert checks.counts()[NEW_RULE] == (2, 1)
-
-
-def test_directories_a_rule_was_confirmed_in_need_no_checks_of_their_own() -> None:
-    checks: RuleChecks[str] = RuleChecks(first=1, share=0.0)
-    checks.confirmed({RULE: ("/docs/",)})
-    _downloaded(checks, SHOP)
-    _turn(checks, f"{SHOP}&view=a")  # the rule's first check stays
-    for section in ("docs", "blog"):
-        page = f"http://a/{section}/item?id=1"
-        _downloaded(checks, page)
-        checks.turned(section, f"{page}&view=a", page, RULE, page)
-    for n in range(round(1 / DIRECTORY_BUDGET)):
-        _downloaded(checks, f"http://a/other/{n}")
-    assert [c.token for c in checks.take()] == [f"{SHOP}&view=a", "blog"]
-
-
 def test_resemblance_is_the_shared_share_of_the_larger_content() -> None:
     results = [f"result {n}: a line of teaser text for entry {n}" for n in range(10)]
     same = resemblance(content_sketch(results), content_sketch(results))

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_templates.urlnorm.learn import MAX_CONFIRMED, learn_rules
+from scrapy_templates.urlnorm.learn import learn_rules
 from scrapy_templates.urlnorm.rules import Op, RuleSet, RuleSetError
 from scrapy_templates.urlnorm.url import split_url
 from tests.mutations import mutated_json
@@ -413,24 +413,3 @@ def test_json_round_trip_keeps_pairs_apart_retractions_and_checks() -> None:
     assert loaded.apart == kept.apart and loaded.retracted == kept.retracted
     assert loaded.apply(first) == first
     assert RuleSet.loads(checked.dumps()).check_counts() == checked.check_counts()
-
-
-def test_rules_carry_the_directories_their_training_confirmed_them_in() -> None:
-    confirmed = _MIRROR.confirmed_directories()
-    assert confirmed, "the mirror site's rules merged training duplicates"
-    directories = {d for found in confirmed.values() for d in found}
-    assert directories <= {f"/archive{n}/" for n in range(4)} | {
-        f"/archive{n}/{pid}/" for n in range(4) for pid in range(10, 60)
-    }
-    assert "/archive0/" in directories
-    assert all(len(found) <= MAX_CONFIRMED for found in confirmed.values())
-    loaded = RuleSet.loads(_MIRROR.dumps())
-    assert loaded.confirmed_directories() == confirmed
-
-
-@pytest.mark.parametrize("bad", [["docs"], [3], "/docs/", ["/docs"]])
-def test_confirmed_directories_that_are_no_directories_are_refused(bad: Any) -> None:
-    data = json.loads(_MIRROR.dumps())
-    data["rules"][0]["confirmed"] = bad
-    with pytest.raises(RuleSetError, match="confirmed"):
-        RuleSet.loads(json.dumps(data))

@@ -6,13 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from w3lib.url import safe_url_string
 
-from scrapy_templates.urlnorm.url import (
-    UrlKeys,
-    directory_of,
-    is_authority_key,
-    split_url,
-    to_url,
-)
+from scrapy_templates.urlnorm.url import UrlKeys, is_authority_key, split_url, to_url
 
 
 def test_keys_of_a_typical_url() -> None:
@@ -142,17 +136,3 @@ def test_a_long_url_of_repeated_names_splits_in_linear_time(url: str) -> None:
     assert isinstance(keys, UrlKeys)
     assert len(keys.as_dict()) == len(keys.pairs)  # every key unique
     assert to_url(keys) == url
-
-
-@pytest.mark.parametrize(
-    ("url", "directory"),
-    [
-        ("http://a/docs/item?id=1", "/docs/"),
-        ("http://a/docs/", "/docs/"),
-        ("http://a/item.html", "/"),
-        ("http://a", "/"),
-        ("http://a?x=1", "/"),
-    ],
-)
-def test_a_urls_directory_is_its_path_up_to_the_last_slash(url: str, directory: str) -> None:
-    assert directory_of(url) == directory
