@@ -109,7 +109,10 @@ class UrlGuards:
         if not checks or not self._crawling():
             return
         for check in checks:
-            self.crawler.engine.crawl(_check_request(check))
+            request = _check_request(check)
+            self.crawler.engine.crawl(request)
+            if request.method == "GET" and not request.body:
+                host.note_checked(check.url)
             logger.debug(
                 "Checking %s: the page of %s? (rule %s)", check.url, check.witness, check.rule
             )

@@ -224,10 +224,13 @@ class HostGuard(Generic[T]):
             key = url_key(check.url)
             self.requested.add(key)
             self.withdrawn.discard(key)
-            # sent past the dupefilter, which so never records it: a later link to the URL,
-            # once no rule turns it away, would download it a second time
-            self.resent.add(key)
         return checks
+
+    def note_checked(self, url: str) -> None:
+        """A check of ``url`` was sent as a plain GET, past the dupefilter, which so never
+        records it: a later request for the URL that no rule turns away is dropped as the
+        dupefilter would drop it, rather than downloaded a second time."""
+        self.resent.add(url_key(url))
 
     def suspect_form(self, url: str) -> Form | None:
         """The form of a URL that no rule rewrites but that carries a query parameter the

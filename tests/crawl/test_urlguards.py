@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 
+from scrapy import Request
+
+from scrapy_templates.urlnorm.checks import RuleChecks
+from scrapy_templates.urlnorm.guard import DROP, KEEP
 from scrapy_templates.urlnorm.rules import Op, RuleSet
 from tests.crawl.conftest import runtime, templates_crawler
+from tests.urlnorm.test_guard import SID_URL, SITE, _ruleset
 from tests.urlnorm.test_rules import _one_rule_doc
 
 
@@ -26,3 +32,26 @@ async def test_results_a_rule_set_refused_are_counted_across_its_replacements() 
     await owner.open()
     await owner.spider_closed()
     assert crawler.stats.get_value("templates/urls/results_refused") == 3
+
+
+def test_a_url_checked_as_a_plain_get_is_a_repeat_later_and_a_post_is_not() -> None:
+    """A check goes past the dupefilter: once no rule turns its URL away, a later GET for it
+    is dropped as the dupefilter would drop it, unless the check was a POST (the dupefilter
+    tells a POST from a GET of the same URL)."""
+    crawler = templates_crawler()
+    owner = runtime(crawler)
+    guards = owner.urls.guards
+    sent: list[Request] = []
+    crawler.engine = SimpleNamespace(spider=object(), crawl=sent.append)  # type: ignore[assignment]
+    host = guards.host(SITE)
+    host.checks = RuleChecks(first=2, share=0.0)
+    host.install(_ruleset(), resend=False)
+    canonical = host.canonical(SID_URL)
+    host.note_download([canonical], 100, page=True, page_hash="00000000000000aa")
+    get, post = SID_URL.replace("abc", "g1"), SID_URL.replace("abc", "p1")
+    assert guards.decide(Request(get), queued=False).action == DROP
+    assert guards.decide(Request(post, method="POST", body=b"q=1"), queued=False).action == DROP
+    assert sorted(r.url for r in sent) == sorted([get, post])
+    host.install(RuleSet(site=SITE, version=9, nodes={}, rules={}), resend=False)
+    assert guards.decide(Request(get), queued=False).action == DROP
+    assert guards.decide(Request(post), queued=False).action == KEEP

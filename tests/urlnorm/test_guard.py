@@ -242,6 +242,7 @@ def test_a_checked_url_is_not_downloaded_again_once_no_rule_turns_it_away() -> N
     variant = SID_URL.replace("abc", "x1")
     assert guard.decide(variant, "r1", queued=False).action == DROP
     assert [c.url for c in guard.take_checks()] == [variant]
+    guard.note_checked(variant)  # sent as a plain GET
     guard.install(RuleSet(site=SITE, version=9, nodes={}, rules={}), resend=False)
     repeat = guard.decide(variant, "r2", queued=False)
     assert (repeat.action, repeat.repeat) == (DROP, True)
