@@ -96,7 +96,7 @@ class UrlGuards:
             request,
             queued=queued,
             defer=self.defer if defer else None,
-            filtered=not request.dont_filter and request.method == "GET" and not request.body,
+            filtered=not request.dont_filter and _plain_get(request),
         )
         if verdict.action != KEEP:
             self.send_checks(host)
@@ -111,7 +111,7 @@ class UrlGuards:
         for check in checks:
             request = _check_request(check)
             self.crawler.engine.crawl(request)
-            if request.method == "GET" and not request.body:
+            if _plain_get(request):
                 host.note_checked(check.url)
             logger.debug(
                 "Checking %s: the page of %s? (rule %s)", check.url, check.witness, check.rule
@@ -231,6 +231,11 @@ class UrlGuards:
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
             self.stats.inc_value(key, count)
+
+
+def _plain_get(request: Request) -> bool:
+    """A GET without a body: the dupefilter knows such a request by its URL alone."""
+    return request.method == "GET" and not request.body
 
 
 # a check is a new request for the URL the spider asked for: not a redirect's next step
