@@ -192,16 +192,18 @@ def learn_rules(
     pairs, common = _duplicate_nodes(data, groups, cfg)
     rng = random.Random(cfg.seed)
     candidates: list[Candidate] = []
+    qualified = []
     for s, t in pairs:
         dup_pairs = _dup_pairs(data, common[(min(s, t), max(s, t))], groups, s, t, cfg, rng)
-        candidate = _candidate(data, s, t, dup_pairs, cfg)
-        if candidate is not None:
-            candidates.append(candidate)
-    qualified = []
-    for cand in candidates:
-        cand.support, cand.fpr, cand.when = _measure(data, keys, cand, cfg, rng)
-        if cand.support >= cfg.min_support and cand.fpr <= cfg.fpr_max:
-            qualified.append(cand)
+        for careful in (False, True):
+            cand = _candidate(data, s, t, dup_pairs, cfg, copy_varying=careful)
+            if cand is None or (careful and candidates and candidates[-1].ops == cand.ops):
+                continue
+            candidates.append(cand)
+            cand.support, cand.fpr, cand.when = _measure(data, keys, cand, cfg, rng)
+            if cand.support >= cfg.min_support and cand.fpr <= cfg.fpr_max:
+                qualified.append(cand)
+                break
     ruleset = _select(data, keys, qualified, site, version, cfg)
     return LearnReport(ruleset, tree, candidates, qualified, time.perf_counter() - t0)
 
@@ -357,8 +359,16 @@ def _candidate(
     t: int,
     dup_pairs: list[tuple[int, int]],
     cfg: LearnConfig,
+    *,
+    copy_varying: bool = False,
 ) -> Candidate | None:
     """A rule ``s → t``: Algorithm 3 for the key-key mappings, then the operations.
+
+    ``copy_varying`` (ours) copies every key of the target that the source has and that
+    Algorithm 3 would drop: duplicates that coincide by their data (a file unchanged between
+    two commits is one page under both commit ids) make a key look irrelevant by §5.2.2, or
+    leave it unmapped, and the rule that drops it merges distinct pages elsewhere. The
+    learner tries this rule when the other one fails.
 
     *keep* is used only for keys the target's pattern fixes (a value seen on every target URL
     by chance, on a key the tree generalised, is no constant). A generalised path key with no
@@ -379,6 +389,8 @@ def _candidate(
         best, sigma = _best_mapping(data, dup_pairs, source_keys, key)
         if best is not None and sigma > cfg.sigma_min and not _is_fake(data, s, t, best, key, cfg):
             ops.append(Op("replace", key, source=best))
+        elif copy_varying and key in source_keys:
+            ops.append(Op("replace", key, source=key))
         elif key.startswith(("?", ";", "#")):
             ops.append(Op("ignore", key))
         elif (

@@ -152,6 +152,18 @@ def entropy(counts: Sequence[int] | np.ndarray) -> float:
     return float(-(p * np.log(p)).sum())
 
 
+_IDENTIFIER = re.compile(
+    r"[0-9a-f]{12,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE
+)
+
+
+def is_identifier(value: Token) -> bool:
+    """Whether a value is shaped like the name of one object (a content hash, a UUID, a long
+    hexadecimal or decimal number): such a value never names a section of a site, however
+    often the site's links repeat it."""
+    return isinstance(value, str) and _IDENTIFIER.fullmatch(value) is not None
+
+
 def salient_values(counts: dict[Token, int], min_share: float) -> set[Token]:
     """Values kept literally in the tree: those before the largest drop of the sorted
     log-frequency curve (eq. 5), among values seen at least twice and in at least
@@ -159,7 +171,10 @@ def salient_values(counts: dict[Token, int], min_share: float) -> set[Token]:
     value) is always salient and is left out of the curve."""
     present = {v: c for v, c in counts.items() if not isinstance(v, Absent)}
     total = sum(present.values())
-    ranked = sorted(present.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    ranked = sorted(
+        ((v, c) for v, c in present.items() if not is_identifier(v)),
+        key=lambda kv: (-kv[1], str(kv[0])),
+    )
     floor = max(2.0, min_share * total)
     freqs = [c for _, c in ranked]
     best_drop, cut = 0.0, 0

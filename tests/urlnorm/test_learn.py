@@ -165,6 +165,37 @@ def test_a_key_that_matters_on_its_path_is_not_dropped_for_one_file() -> None:
     assert ruleset.apply(later) == later
 
 
+def _blob_views(changed: set[int]) -> tuple[list[str], list[int]]:
+    """A repository browser's raw file views at eight commits, linked with the blob id
+    (``h``) and without it. Files in ``changed`` differ at every commit; the others are one
+    page under all eight commit ids."""
+    urls: list[str] = []
+    clusters: list[int] = []
+    base = "http://g.example/gitweb.cgi?p=r.git;a=blob_plain"
+    for f in range(8):
+        for c in range(8):
+            commit = f"{(c + 1) * 0x1111:040x}"
+            blob = f"{f * 8 + (c if f in changed else 0):040x}"
+            page = f * 100 + (c if f in changed else 0)
+            urls.append(f"{base};f=file{f}.py;h={blob};hb={commit}")
+            urls.append(f"{base};f=file{f}.py;hb={commit}")
+            clusters += [page, page]
+    return urls, clusters
+
+
+def test_a_key_that_coincidences_make_look_irrelevant_is_copied() -> None:
+    """Unchanged files make the commit id vary between duplicates (§5.2.2 calls it
+    irrelevant), and a rule dropping it merges the versions of the changed files; the rule
+    that drops the blob id and copies the commit id holds."""
+    urls, clusters = _blob_views(changed={0, 1, 2, 3})
+    ruleset = learn_rules(urls, clusters).ruleset
+    groups = _groups(ruleset, urls, clusters)
+    assert all(len(c) == 1 for c in groups.values()), "two versions of a file merged"
+    assert len(groups) == len(set(clusters)) + 4 * 7, "the blob id was not dropped"
+    base = "http://g.example/gitweb.cgi?p=r.git;a=blob_plain;f=file5.py"
+    assert ruleset.apply(f"{base};h={'9' * 40};hb={'a' * 40}") == f"{base};hb={'a' * 40}"
+
+
 def test_near_duplicate_pages_under_a_large_template_do_not_merge() -> None:
     """Two entries of a reference (``min`` and ``max`` of each class) read alike under the
     same section menu: their page simhashes are a bit apart, their content differs. Content

@@ -3,7 +3,13 @@ import re
 
 import numpy as np
 
-from scrapy_templates.urlnorm.tree import ABSENT, build_tree, entropy, salient_values
+from scrapy_templates.urlnorm.tree import (
+    ABSENT,
+    build_tree,
+    entropy,
+    is_identifier,
+    salient_values,
+)
 from scrapy_templates.urlnorm.url import split_url
 from tests.urlnorm.url_sets import mirror_site
 
@@ -28,6 +34,17 @@ def test_equal_popular_values_are_all_salient() -> None:
 
 def test_absent_is_always_salient() -> None:
     assert ABSENT in salient_values({ABSENT: 1, "x": 1}, 0.05)
+
+
+def test_values_shaped_like_object_names_are_never_salient() -> None:
+    """A repository browser's few commits are linked from every page: frequent, yet each
+    names one object, never a section."""
+    commits = {f"{i:x}" * 40: 300 for i in range(1, 4)}
+    assert salient_values({**commits, "blob": 300, "tree": 280}, 0.05) == {"blob", "tree"}
+    assert is_identifier("3f786850e387550fdab836ed7e6dc881de23001b")
+    assert is_identifier("123e4567-e89b-12d3-a456-426614174000")
+    assert not is_identifier("blob_plain")
+    assert not is_identifier("2024")
 
 
 def _tree():
