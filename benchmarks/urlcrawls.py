@@ -31,13 +31,14 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from w3lib.url import canonicalize_url
 
@@ -112,6 +113,39 @@ class Crawl:
         early, late = t[WINDOW - 1] - t[0], t[-1] - t[-WINDOW]
         return early / late if late > 0 else None
 
+    def duplicate_causes(self) -> Counter[tuple[tuple[str, ...], bool]]:
+        """The duplicate downloads by what tells each URL from the one the page was first
+        downloaded under: the parameters the two differ in (``("path",)`` when their paths
+        differ), and whether one of those parameters tells two other downloads on the same
+        path apart (their URLs differ in it alone, their pages differ). A duplicate of that
+        second kind comes from the site's data — a one-ticket list in any sort order, a file
+        unchanged between two commits — and a URL rule that removed it would merge distinct
+        pages elsewhere on its path."""
+        ok = [e for e in self.responses if e["status"] == 200]
+        parsed = {e["url"]: _parameters(e["url"]) for e in ok}
+        page_of: dict[tuple[str, str, tuple[tuple[str, str], ...]], str] = {}
+        matters: set[tuple[str, str]] = set()
+        for e in ok:
+            path, params = parsed[e["url"]]
+            for key in {k for k, _ in params}:
+                rest = (key, path, tuple(p for p in params if p[0] != key))
+                if page_of.setdefault(rest, e["page"]) != e["page"]:
+                    matters.add((path, key))
+        first: dict[str, str] = {}
+        causes: Counter[tuple[tuple[str, ...], bool]] = Counter()
+        for e in ok:
+            seen = first.get(e["page"])
+            if seen is None:
+                first[e["page"]] = e["url"]
+                continue
+            (path, mine), (other_path, theirs) = parsed[e["url"]], parsed[seen]
+            if path != other_path:
+                causes[("path",), False] += 1
+                continue
+            keys = tuple(sorted({k for k, _ in set(mine) ^ set(theirs)}))
+            causes[keys, any((path, k) in matters for k in keys)] += 1
+        return causes
+
     def turned_away(self, tool: str) -> dict[str, str]:
         """URL → the URL it was taken for, for what the tool turned away beyond what
         Scrapy's dupefilter would have dropped: duplicate-url-discarder's drops of a URL the
@@ -137,6 +171,12 @@ class Crawl:
                 if turned and canonicalize_url(e["url"]) not in fetched:
                     claims.setdefault(e["url"], e["canonical"])
         return claims
+
+
+def _parameters(url: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A URL's path and its query parameters, sorted (``;`` separates them as ``&`` does)."""
+    parts = urlsplit(url)
+    return parts.path, tuple(sorted(parse_qsl(parts.query.replace(";", "&"), True)))
 
 
 def _demo_key(url: str) -> str:
@@ -201,6 +241,8 @@ def compare(site: str, budget: int) -> dict[str, dict[str, Any]]:
                 "late_over_early": c.late_over_early(),
                 **losses(c, tool),
             }
+            if tool == "plain Scrapy":
+                rows[tool]["causes"] = [[*k, n] for k, n in c.duplicate_causes().most_common()]
             print(site, tool, rows[tool], flush=True)
     plain = rows["plain Scrapy"]
     for row in rows.values():
@@ -227,6 +269,28 @@ def table(results: dict[str, dict[str, dict[str, Any]]], budget: int) -> list[st
             )
     lines += ["", f"Every crawl stops at {budget} downloads.", ""]
     return lines
+
+
+def causes_table(results: dict[str, dict[str, dict[str, Any]]], most: int = 4) -> list[str]:
+    """Plain Scrapy's duplicate downloads per site (:meth:`Crawl.duplicate_causes`): how many
+    differ from the page's first URL in a parameter that tells other pages apart on the same
+    path, and the most common differences."""
+    lines = [
+        "| site | duplicate downloads | in a parameter that tells pages apart on the path | "
+        "most common differences |",
+        "|---|---:|---:|---|",
+    ]
+    for site, rows in results.items():
+        causes = rows["plain Scrapy"]["causes"]
+        total = sum(n for *_, n in causes)
+        data = sum(n for _, matters, n in causes if matters)
+        common = "; ".join(
+            f"{' '.join(keys) or 'none'}{' (tells pages apart)' if matters else ''}: {n}"
+            for keys, matters, n in causes[:most]
+        )
+        share = data / total if total else 0.0
+        lines.append(f"| {site} | {total} | {data} ({share:.0%}) | {common} |")
+    return [*lines, ""]
 
 
 def main() -> None:

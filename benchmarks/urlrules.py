@@ -352,6 +352,18 @@ def main() -> None:
         "duplicate downloads too.",
         "",
         *urlcrawls.table(side_by_side, args.budget),
+        "### What plain Scrapy's duplicate downloads are",
+        "",
+        "Each duplicate download of plain Scrapy against the URL its page was first downloaded "
+        "under: the parameters the two differ in, and whether one of them tells two other "
+        "downloads on the same path apart (they differ in it alone, their pages differ). Those "
+        "duplicates come from the site's data — a list of one ticket in every sort order, a "
+        "file unchanged between two commits — and a rule that drops such a parameter merges "
+        "distinct pages elsewhere on the path; a rule can only remove them where it finds a "
+        "narrower context in which the parameter never matters (one action of a script, one "
+        "value of the parameter).",
+        "",
+        *urlcrawls.causes_table(side_by_side),
         "## Speed",
         "",
         f"- `RuleSet.apply`: {speeds['apply_us']:.1f} µs per URL; `canonicalize_url`: "

@@ -39,6 +39,29 @@ def test_duplicates_pages_and_rates() -> None:
     assert Crawl(slow_end, {}).late_over_early() < 0.6
 
 
+def test_duplicates_by_what_tells_their_urls_apart() -> None:
+    """A session id never tells pages apart: its duplicates come from the URL. A sort order
+    does on a long list, so its duplicates on a one-item list come from the data."""
+    events = [
+        _response("http://h/a?sid=1", "a"),
+        _response("http://h/a?sid=2", "a"),
+        _response("http://h/list?n=9&order=up", "long up"),
+        _response("http://h/list?n=9&order=down", "long down"),
+        _response("http://h/list?n=1&order=up", "short"),
+        _response("http://h/list?order=down&n=1", "short"),
+        _response("http://h/b", "a"),
+        _response("http://h/a?sid=1", "a"),
+    ]
+    causes = Crawl(events, {}).duplicate_causes()
+    assert causes == {
+        (("sid",), False): 1,
+        (("order",), True): 1,
+        (("path",), False): 1,
+        ((), False): 1,  # the same URL downloaded again
+    }
+    assert sum(causes.values()) == Crawl(events, {}).duplicates
+
+
 def test_what_each_tool_turned_away() -> None:
     """A URL counts when the tool turned it away and Scrapy's own dupefilter would not have:
     for scrapy-templates a drop or rewrite of a URL never downloaded, for the peer a drop of a
