@@ -350,9 +350,13 @@ class RuleSet:
         following every branch an "any value" (or a scheme, user, host or port, which a
         rule copies from its input) can take."""
         reached: set[int] = set()
+        seen: set[int] = set()  # a tree read from a document may loop until it is validated
         todo = [0]
         while todo:
             index = todo.pop()
+            if index in seen:
+                continue
+            seen.add(index)
             node = self.nodes[index]
             if not _may_fit(node, out):
                 continue

@@ -336,6 +336,17 @@ def test_a_version_that_is_not_a_whole_number_is_refused(version: object) -> Non
         RuleSet.loads(_tampered(change))
 
 
+def test_a_tree_that_loops_back_to_its_root_is_refused() -> None:
+    """Loading works out which rules settle before it checks the tree: a child that is its
+    own parent must not send that walk round forever."""
+
+    def change(data: dict) -> None:
+        data["nodes"][0]["children"][0][1] = 0
+
+    with pytest.raises(RuleSetError, match="node 0: bad child"):
+        RuleSet.loads(_tampered(change))
+
+
 def test_a_tree_larger_than_its_samples_can_make_is_refused_before_it_is_built() -> None:
     def change(data: dict) -> None:
         data["nodes"] += [{"bogus": i} for i in range(100_000)]
