@@ -115,19 +115,23 @@ class Crawl:
 
     def duplicate_causes(self) -> Counter[tuple[tuple[str, ...], bool]]:
         """The duplicate downloads by what tells each URL from the one the page was first
-        downloaded under: the parameters the two differ in (``("path",)`` when their paths
-        differ), and whether one of those parameters tells two other downloads on the same
-        path apart (their URLs differ in it alone, their pages differ). A duplicate of that
-        second kind comes from the site's data — a one-ticket list in any sort order, a file
-        unchanged between two commits — and a URL rule that removed it would merge distinct
-        pages elsewhere on its path."""
+        downloaded under: the query parameters the two differ in (``("(path)",)`` when their
+        paths differ, none when only the way the query is written does), and whether one of
+        those parameters tells two other downloads on the same path apart (their URLs differ
+        in it alone, its value or whether it is there, and their pages differ). A duplicate of
+        that second kind comes from the site's data — a one-ticket list in any sort order, a
+        file unchanged between two commits — and a URL rule that removed it would merge
+        distinct pages elsewhere on its path."""
         ok = [e for e in self.responses if e["status"] == 200]
         parsed = {e["url"]: _parameters(e["url"]) for e in ok}
+        keys_on: dict[str, set[str]] = {}
+        for path, params in parsed.values():
+            keys_on.setdefault(path, set()).update(k for k, _ in params)
         page_of: dict[tuple[str, str, tuple[tuple[str, str], ...]], str] = {}
         matters: set[tuple[str, str]] = set()
         for e in ok:
             path, params = parsed[e["url"]]
-            for key in {k for k, _ in params}:
+            for key in keys_on[path]:
                 rest = (key, path, tuple(p for p in params if p[0] != key))
                 if page_of.setdefault(rest, e["page"]) != e["page"]:
                     matters.add((path, key))
@@ -140,7 +144,7 @@ class Crawl:
                 continue
             (path, mine), (other_path, theirs) = parsed[e["url"]], parsed[seen]
             if path != other_path:
-                causes[("path",), False] += 1
+                causes[("(path)",), False] += 1
                 continue
             keys = tuple(sorted({k for k, _ in set(mine) ^ set(theirs)}))
             causes[keys, any((path, k) in matters for k in keys)] += 1
@@ -285,7 +289,8 @@ def causes_table(results: dict[str, dict[str, dict[str, Any]]], most: int = 4) -
         total = sum(n for *_, n in causes)
         data = sum(n for _, matters, n in causes if matters)
         common = "; ".join(
-            f"{' '.join(keys) or 'none'}{' (tells pages apart)' if matters else ''}: {n}"
+            f"{' '.join(keys) or 'the same parameters'}"
+            f"{' (tells pages apart)' if matters else ''}: {n}"
             for keys, matters, n in causes[:most]
         )
         share = data / total if total else 0.0

@@ -14,7 +14,8 @@
    into an ignore.
 4. Candidates whose false-positive rate on the training set exceeds ``fpr_max`` are removed,
    and (ours) those supported by fewer than ``min_support`` URL pairs: a rule seen once is a
-   guess about URLs nobody has fetched.
+   guess about URLs nobody has fetched. A pair whose candidate is removed gets (ours) a second
+   one that copies the keys the first ignored or left unmapped (:func:`_candidate`).
 5. Deployable rules (§5.3): a random walk over the candidate rules and descendant→ancestor
    links, started from node volumes, gives each node a popularity; a node that no rule leads to
    a more popular node is a destination, rules leaving destinations are dropped, each remaining
@@ -195,10 +196,12 @@ def learn_rules(
     qualified = []
     for s, t in pairs:
         dup_pairs = _dup_pairs(data, common[(min(s, t), max(s, t))], groups, s, t, cfg, rng)
+        tried: set[tuple[Op, ...]] = set()
         for careful in (False, True):
             cand = _candidate(data, s, t, dup_pairs, cfg, copy_varying=careful)
-            if cand is None or (careful and candidates and candidates[-1].ops == cand.ops):
+            if cand is None or cand.ops in tried or (s == t and _unchanged(data, cand)):
                 continue
+            tried.add(cand.ops)
             candidates.append(cand)
             cand.support, cand.fpr, cand.when = _measure(data, keys, cand, cfg, rng)
             if cand.support >= cfg.min_support and cand.fpr <= cfg.fpr_max:
@@ -373,8 +376,8 @@ def _candidate(
     *keep* is used only for keys the target's pattern fixes (a value seen on every target URL
     by chance, on a key the tree generalised, is no constant). A generalised path key with no
     mapping may be ignored only when its values differ between duplicates (a mirror name);
-    otherwise there is no safe rule and ``None`` is returned, as it is when the target's URLs
-    do not all have the same keys."""
+    otherwise (and unless ``copy_varying`` copies it) there is no safe rule and ``None`` is
+    returned, as it is when the target's URLs do not all have the same keys."""
     nodes = data.tree.nodes
     if nodes[t].optional:
         return None  # URLs of several formats: no one format to rewrite into
@@ -400,6 +403,16 @@ def _candidate(
         else:
             return None
     return Candidate(s, t, tuple(ops))
+
+
+def _unchanged(data: _Training, cand: Candidate) -> bool:
+    """Whether a rule within one node writes every key as its URLs have it (each copied onto
+    itself, or kept at the value the node fixes): it rewrites nothing."""
+    pattern = data.tree.pattern(cand.source)
+    return all(
+        op.source == op.key or (op.kind == "keep" and pattern.get(op.key) == op.value)
+        for op in cand.ops
+    )
 
 
 def _plain(token: Token) -> Value:

@@ -18,7 +18,10 @@ Choices of ours, each cheap and in the spirit of the paper:
   has only trivial values, however often each value repeats: it says nothing about the page;
 - value frequencies for the salient/trivial cut count distinct duplicate clusters, not URLs,
   and a salient value needs at least two clusters and ``min_share`` of the node's clusters:
-  duplicates repeat a page's ID a few times, which must not make an ID look like a directory.
+  duplicates repeat a page's ID a few times, which must not make an ID look like a directory;
+- a value shaped like the name of one object (:func:`is_identifier`: twelve hexadecimal or
+  decimal digits or more, a UUID) is never salient: a repository browser links its few
+  commits from every page, frequent values that still name no section.
 
 Columns of value ids (numpy) keep the build near-linear in the number of URLs.
 """
@@ -158,17 +161,19 @@ _IDENTIFIER = re.compile(
 
 
 def is_identifier(value: Token) -> bool:
-    """Whether a value is shaped like the name of one object (a content hash, a UUID, a long
-    hexadecimal or decimal number): such a value never names a section of a site, however
-    often the site's links repeat it."""
+    """Whether a value is shaped like the name of one object: twelve hexadecimal (or decimal)
+    digits or more — a content hash, a commit id, a millisecond timestamp — or a UUID. Such a
+    value never names a section of a site, however often the site's links repeat it. Shorter
+    hashes (a seven-digit abbreviated commit) are left to the frequency cut."""
     return isinstance(value, str) and _IDENTIFIER.fullmatch(value) is not None
 
 
 def salient_values(counts: dict[Token, int], min_share: float) -> set[Token]:
     """Values kept literally in the tree: those before the largest drop of the sorted
     log-frequency curve (eq. 5), among values seen at least twice and in at least
-    ``min_share`` of the URLs that have the key. ``ABSENT`` (a structural fact, not a
-    value) is always salient and is left out of the curve."""
+    ``min_share`` of the URLs that have the key, object names (:func:`is_identifier`) aside.
+    ``ABSENT`` (a structural fact, not a value) is always salient and is left out of the
+    curve."""
     present = {v: c for v, c in counts.items() if not isinstance(v, Absent)}
     total = sum(present.values())
     ranked = sorted(

@@ -39,10 +39,16 @@ def test_absent_is_always_salient() -> None:
 def test_values_shaped_like_object_names_are_never_salient() -> None:
     """A repository browser's few commits are linked from every page: frequent, yet each
     names one object, never a section."""
-    commits = {f"{i:x}" * 40: 300 for i in range(1, 4)}
+    commits = {
+        "3f786850e387550fdab836ed7e6dc881de23001b": 300,
+        "a5a5ce8c31ba3fe8ee9aaf470ae1866788b6dbde": 290,
+        "c056fc5053b2": 280,
+    }
     assert salient_values({**commits, "blob": 300, "tree": 280}, 0.05) == {"blob", "tree"}
-    assert is_identifier("3f786850e387550fdab836ed7e6dc881de23001b")
+    assert salient_values({"c056fc5053b": 300, "blob": 300}, 0.05) == {"c056fc5053b", "blob"}
     assert is_identifier("123e4567-e89b-12d3-a456-426614174000")
+    assert is_identifier("1700000000000")  # a millisecond timestamp
+    assert not is_identifier("c056fc5053b")  # eleven digits: left to the frequency cut
     assert not is_identifier("blob_plain")
     assert not is_identifier("2024")
 
