@@ -15,7 +15,7 @@
 4. Candidates whose false-positive rate on the training set exceeds ``fpr_max`` are removed,
    and (ours) those supported by fewer than ``min_support`` URL pairs: a rule seen once is a
    guess about URLs nobody has fetched. A pair whose candidate is removed gets (ours) a second
-   one that copies the keys the first ignored or left unmapped (:func:`_candidate`).
+   one that copies the keys the first ignored or left unmapped (:func:`_candidates`).
 5. Deployable rules (§5.3): a random walk over the candidate rules and descendant→ancestor
    links, started from node volumes, gives each node a popularity; a node that no rule leads to
    a more popular node is a destination, rules leaving destinations are dropped, each remaining
@@ -197,8 +197,7 @@ def learn_rules(
     for s, t in pairs:
         dup_pairs = _dup_pairs(data, common[(min(s, t), max(s, t))], groups, s, t, cfg, rng)
         tried: set[tuple[Op, ...]] = set()
-        for careful in (False, True):
-            cand = _candidate(data, s, t, dup_pairs, cfg, copy_varying=careful)
+        for cand in _candidates(data, s, t, dup_pairs, cfg):
             if cand is None or cand.ops in tried or (s == t and _unchanged(data, cand)):
                 continue
             tried.add(cand.ops)
@@ -356,53 +355,69 @@ def _own_keys(data: _Training, node: int) -> list[str]:
     return keys + sorted(n.required - set(keys))
 
 
-def _candidate(
-    data: _Training,
-    s: int,
-    t: int,
-    dup_pairs: list[tuple[int, int]],
-    cfg: LearnConfig,
-    *,
-    copy_varying: bool = False,
-) -> Candidate | None:
-    """A rule ``s → t``: Algorithm 3 for the key-key mappings, then the operations.
-
-    ``copy_varying`` (ours) copies every key of the target that the source has and that
-    Algorithm 3 would drop: duplicates that coincide by their data (a file unchanged between
-    two commits is one page under both commit ids) make a key look irrelevant by §5.2.2, or
-    leave it unmapped, and the rule that drops it merges distinct pages elsewhere. The
-    learner tries this rule when the other one fails.
+def _candidates(
+    data: _Training, s: int, t: int, dup_pairs: list[tuple[int, int]], cfg: LearnConfig
+) -> tuple[Candidate | None, Candidate | None]:
+    """Rules ``s → t``: Algorithm 3 for the key-key mappings, then the operations; and
+    (ours) the same rule copying every key of the target that the source has and that the
+    first would drop. Duplicates that coincide by their data (a file unchanged between two
+    commits is one page under both commit ids) make a key look irrelevant by §5.2.2, or
+    leave it unmapped, and the rule that drops it merges distinct pages elsewhere; the
+    learner tries the second rule when the first fails.
 
     *keep* is used only for keys the target's pattern fixes (a value seen on every target URL
     by chance, on a key the tree generalised, is no constant). A generalised path key with no
     mapping may be ignored only when its values differ between duplicates (a mirror name);
-    otherwise (and unless ``copy_varying`` copies it) there is no safe rule and ``None`` is
-    returned, as it is when the target's URLs do not all have the same keys."""
+    otherwise there is no safe rule and ``None`` stands for it (the second rule copies the
+    key when the source has it), as it does for both when the target's URLs do not all have
+    the same keys."""
     nodes = data.tree.nodes
     if nodes[t].optional:
-        return None  # URLs of several formats: no one format to rewrite into
+        return None, None  # URLs of several formats: no one format to rewrite into
     source_keys = sorted(nodes[s].required | nodes[s].optional)
     pattern = data.tree.pattern(t)
-    ops: list[Op] = []
+    first: list[Op] | None = []
+    careful: list[Op] = []
     for key in _own_keys(data, t):
-        fixed = pattern.get(key, "*")
-        if fixed != "*":
-            ops.append(Op("keep", key, _plain(fixed)))
-            continue
-        best, sigma = _best_mapping(data, dup_pairs, source_keys, key)
-        if best is not None and sigma > cfg.sigma_min and not _is_fake(data, s, t, best, key, cfg):
-            ops.append(Op("replace", key, source=best))
-        elif copy_varying and key in source_keys:
-            ops.append(Op("replace", key, source=key))
-        elif key.startswith(("?", ";", "#")):
-            ops.append(Op("ignore", key))
-        elif (
-            varies_within_clusters(data.column(key), data.clusters, nodes[t].members) > cfg.fake_max
-        ):
-            ops.append(Op("ignore", key, _plain(_values(data, t, key)[1])))
+        op = _operation(data, s, t, key, pattern.get(key, "*"), dup_pairs, source_keys, cfg)
+        copied = op is None or op.kind == "ignore"
+        if first is not None:
+            first = None if op is None else [*first, op]
+        if copied and key in source_keys:
+            careful.append(Op("replace", key, source=key))
+        elif op is not None:
+            careful.append(op)
         else:
-            return None
-    return Candidate(s, t, tuple(ops))
+            return None, None  # neither rule has an operation for the key
+    return (
+        None if first is None else Candidate(s, t, tuple(first)),
+        Candidate(s, t, tuple(careful)),
+    )
+
+
+def _operation(
+    data: _Training,
+    s: int,
+    t: int,
+    key: str,
+    fixed: Token,
+    dup_pairs: list[tuple[int, int]],
+    source_keys: list[str],
+    cfg: LearnConfig,
+) -> Op | None:
+    """The operation of :func:`_candidates`' first rule on target key ``key`` (``fixed``:
+    its value in the target's pattern, ``"*"`` when generalised); ``None``: no safe one."""
+    if fixed != "*":
+        return Op("keep", key, _plain(fixed))
+    best, sigma = _best_mapping(data, dup_pairs, source_keys, key)
+    if best is not None and sigma > cfg.sigma_min and not _is_fake(data, s, t, best, key, cfg):
+        return Op("replace", key, source=best)
+    if key.startswith(("?", ";", "#")):
+        return Op("ignore", key)
+    members = data.tree.nodes[t].members
+    if varies_within_clusters(data.column(key), data.clusters, members) > cfg.fake_max:
+        return Op("ignore", key, _plain(_values(data, t, key)[1]))
+    return None
 
 
 def _unchanged(data: _Training, cand: Candidate) -> bool:
