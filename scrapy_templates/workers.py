@@ -36,6 +36,11 @@ from typing import Any, BinaryIO
 
 from scrapy_templates.page import Page, PageError, Pagelet, parse_page
 
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
+
 logger = logging.getLogger(__name__)
 
 _HEADER = struct.Struct("<I")
@@ -396,6 +401,26 @@ def _exit_with_parent(parent: int, every: float = 0.5) -> None:
             os._exit(1)
 
 
+# a pipe's capacity asked for: a few dozen pages each way (Linux allows unprivileged
+# processes up to ``/proc/sys/fs/pipe-max-size``, 1 MB by default)
+PIPE_BYTES = 1 << 20
+
+
+def widen_pipes(fds: tuple[int, ...] = (0, 1), size: int = PIPE_BYTES) -> None:
+    """Raise the capacity of the pipes on ``fds`` (Linux; elsewhere, or past the system's
+    limit, they keep theirs). The crawl's event loop moves data through a worker's pipes once
+    per turn, and a turn of a busy crawl lasts tens of milliseconds: with the default 64 KB —
+    three documentation pages — the worker idled between turns while hundreds of items waited
+    for it in the pipeline, holding their parsed pages (the garbage collector's work) and
+    finishing long after the last download."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if set_size is None:
+        return
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, set_size, size)
+
+
 def main() -> None:
     """Serve on stdin / stdout; anything else that writes to stdout goes to stderr instead, so
     it cannot corrupt the replies. Ctrl-C reaches the whole process group: the worker leaves
@@ -404,6 +429,7 @@ def main() -> None:
     parent = int(os.environ.get(PARENT_ENV) or os.getppid())
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    widen_pipes()
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     replies.write(_frame((0, "ready")))  # the parser is imported: pages may come

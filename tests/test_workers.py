@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import io
 import os
 import pickle
@@ -19,6 +20,7 @@ import pytest
 from scrapy_templates.page import Detached, Page, PageError, parse_elements, parse_page
 from scrapy_templates.workers import (
     PARENT_ENV,
+    PIPE_BYTES,
     ParseOptions,
     WorkerPool,
     WorkerStarting,
@@ -26,6 +28,7 @@ from scrapy_templates.workers import (
     _frame,
     _read,
     serve,
+    widen_pipes,
 )
 
 LINKS = "".join(f'<li><a href="/s{i}">Section {i}</a></li>' for i in range(4))
@@ -175,6 +178,32 @@ async def test_a_dead_worker_fails_its_pages_and_is_replaced() -> None:
         await asyncio.wait_for(pool.workers[0].reader, 10)
         with pytest.raises(WorkerUnavailable, match="no parse worker"):
             await pool.parse(HTML, "http://s/s", ParseOptions())
+
+
+needs_pipe_sizes = pytest.mark.skipif(
+    not hasattr(fcntl, "F_GETPIPE_SZ"), reason="pipe capacities are Linux's"
+)
+
+
+@needs_pipe_sizes
+def test_pipes_are_widened_to_hold_many_pages() -> None:
+    read, write = os.pipe()
+    try:
+        before = fcntl.fcntl(read, fcntl.F_GETPIPE_SZ)
+        widen_pipes((read,))
+        assert fcntl.fcntl(write, fcntl.F_GETPIPE_SZ) == PIPE_BYTES > before
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+@needs_pipe_sizes
+async def test_a_workers_request_pipe_holds_many_pages() -> None:
+    async with running(1) as pool:
+        stdin = pool.workers[0].process.stdin
+        assert stdin is not None
+        pipe = stdin.transport.get_extra_info("pipe")
+        assert fcntl.fcntl(pipe.fileno(), fcntl.F_GETPIPE_SZ) == PIPE_BYTES
 
 
 def test_wire_frames_are_length_prefixed_pickles() -> None:
