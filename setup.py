@@ -15,7 +15,7 @@ extensions = [
         include_dirs=lxml.get_include(),
         optional=True,
     )
-    for name in ("_walk", "_fingerprint", "templates._offsets")
+    for name in ("_walk", "_fingerprint", "templates._offsets", "urlnorm._pagetext")
 ]
 
 compiled = cythonize(extensions, language_level=3, quiet=True)

@@ -1,9 +1,11 @@
 """The compiled parts of the per-page path, when the package was built with them.
 
-``_walk`` (the pagelet partition over lxml's C tree) and ``_fingerprint`` (fingerprints and
-simhash in one pass over the code points) give the same output as the pure-Python code next to
-them, several times faster. They are built from Cython sources when the package is installed;
-without a C compiler the package installs without them and runs the pure-Python code.
+``_walk`` (the pagelet partition over lxml's C tree), ``_fingerprint`` (fingerprints and
+simhash in one pass over the code points), ``templates._offsets`` (word-offset signatures) and
+``urlnorm._pagetext`` (the page text hashed at download) give the same output as the
+pure-Python code next to them, several times faster. They are built from Cython sources when
+the package is installed; without a C compiler the package installs without them and runs the
+pure-Python code.
 ``SCRAPY_TEMPLATES_PURE_PYTHON=1`` in the environment makes it run the pure-Python code anyway
 (tests compare both).
 """

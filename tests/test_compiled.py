@@ -9,7 +9,9 @@ import pytest
 from scrapy_templates.compiled import compiled
 
 
-@pytest.mark.parametrize("name", ["_walk", "_fingerprint", "templates._offsets"])
+@pytest.mark.parametrize(
+    "name", ["_walk", "_fingerprint", "templates._offsets", "urlnorm._pagetext"]
+)
 def test_the_twins_are_built(name: str) -> None:
     # The suite must exercise the compiled path: a build that silently fell back to pure
     # Python would leave it untested.
