@@ -412,7 +412,9 @@ def widen_pipes(fds: tuple[int, ...] = (0, 1), size: int = PIPE_BYTES) -> None:
     per turn, and a turn of a busy crawl lasts tens of milliseconds: with the default 64 KB —
     three documentation pages — the worker idled between turns while hundreds of items waited
     for it in the pipeline, holding their parsed pages (the garbage collector's work) and
-    finishing long after the last download."""
+    finishing long after the last download. The kernel counts the capacity against the user's
+    pipe quota (64 MB by default): some thirty workers would exhaust it, and its next pipes
+    would start small."""
     set_size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
     if set_size is None:
         return

@@ -141,7 +141,7 @@ cdef Py_ssize_t _untag(const unsigned char* s, Py_ssize_t n, unsigned char* out)
     return o
 
 
-def page_text(bytes body) -> bytes:
+def page_text(bytes body not None) -> bytes:
     """``body``'s text: hidden elements, comments and tags left out, whitespace collapsed."""
     cdef Py_ssize_t n = PyBytes_GET_SIZE(body), first, second
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(body)

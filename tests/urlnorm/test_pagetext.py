@@ -109,3 +109,8 @@ def test_many_unclosed_openings_keep_the_text_between_them() -> None:
 
 def test_page_hash_reads_the_compiled_text_when_built() -> None:
     assert samples.page_text is page_text
+
+
+def test_a_body_that_is_no_bytes_is_refused() -> None:
+    with pytest.raises(TypeError):
+        page_text(None)
