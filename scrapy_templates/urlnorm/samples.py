@@ -12,6 +12,7 @@ import hashlib
 import html
 import json
 import re
+from bisect import bisect_left
 from typing import Any
 from urllib.parse import urljoin
 
@@ -98,18 +99,47 @@ def page_hash(body: bytes) -> str | None:
     return hashlib.blake2b(text, digest_size=8).hexdigest()
 
 
-_CANONICAL = re.compile(
-    rb"""<link\b[^>]*\brel\s*=\s*["']?[^"'>]*\bcanonical\b[^>]*>""", re.IGNORECASE
-)
+_LINK = re.compile(rb"<link\b", re.IGNORECASE)
+_REL = re.compile(rb"""\brel\s*=\s*["']?""", re.IGNORECASE)
+_RUN_END = re.compile(rb"""["'>]""")
+_CANONICAL_WORD = re.compile(rb"\bcanonical\b", re.IGNORECASE)
 _HREF = re.compile(rb"""\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+
+
+def canonical_link(body: bytes, end: int) -> bytes | None:
+    """The first ``<link …>`` tag ending within ``body[:end]`` whose ``rel`` value names
+    ``canonical``: what ``<link\\b[^>]*\\brel\\s*=\\s*["']?[^"'>]*\\bcanonical\\b[^>]*>``
+    finds, in one scan. That pattern backtracks over every ``rel`` of every unclosed
+    ``<link``: a head of two thousand ``<link rel=stylesheet`` without ``>`` took minutes.
+
+    A ``<link`` inside a tag already found wanting holds a part of it and fails too; a
+    ``<link`` with no ``>`` after it leaves none to the later ones."""
+    closed_at = -1
+    for link in _LINK.finditer(body, 0, end):
+        start = link.end()
+        if start <= closed_at:
+            continue
+        closed_at = body.find(b">", start, end)
+        if closed_at < 0:
+            return None
+        words = [m.start() for m in _CANONICAL_WORD.finditer(body, start, closed_at)]
+        run_end = -1  # where the value after the last ``rel=`` ends: a quote or the ``>``
+        for rel in _REL.finditer(body, start, closed_at) if words else ():
+            if rel.end() >= run_end:
+                found = _RUN_END.search(body, rel.end(), closed_at + 1)
+                run_end = closed_at if found is None else found.start()
+            at = bisect_left(words, rel.end())
+            if at < len(words) and words[at] + len(b"canonical") <= run_end:
+                return body[link.start() : closed_at + 1]
+    return None
 
 
 def head_canonical(body: bytes, url: str) -> str | None:
     """The ``rel=canonical`` URL of a page, found in its first 32 KB without parsing."""
-    match = _CANONICAL.search(body, 0, 32768)
-    if match is None:
+    tag = canonical_link(body, min(len(body), 32768))
+    if tag is None:
         return None
-    href = _HREF.search(match.group(0))
+    href = _HREF.search(tag)
     if href is None:
         return None
     raw = next(g for g in href.groups() if g is not None).strip()

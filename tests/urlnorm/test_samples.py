@@ -3,12 +3,15 @@ of a page's head, the content hash."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_templates.urlnorm.clusters import Sample
 from scrapy_templates.urlnorm.samples import (
+    canonical_link,
     content_hash,
     decode_sample,
     encode_sample,
@@ -85,6 +88,45 @@ def test_foreign_values_are_refused(bad: str) -> None:
 )
 def test_head_canonical(head: bytes, expected: str | None) -> None:
     assert head_canonical(b"<html><head>" + head + b"</head>", "http://h.example/p") == expected
+
+
+# the definition of the canonical link tag (it backtracks over every ``rel`` of an unclosed tag)
+_CANONICAL = re.compile(
+    rb"""<link\b[^>]*\brel\s*=\s*["']?[^"'>]*\bcanonical\b[^>]*>""", re.IGNORECASE
+)
+_HEAD_PIECES = [
+    *(b"<link", b"<LINK", b"<links", b" rel", b"rel", b"REL", b"=", b" = ", b'"', b"'"),
+    *(b">", b"canonical", b"Canonical", b"canonicals", b"xcanonical", b"-canonical", b" "),
+    *(b"\t", b"href=", b"/x", b"stylesheet", b"_", b"<", b"\n"),
+]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(_HEAD_PIECES), max_size=25), st.data())
+def test_the_canonical_link_is_the_one_its_pattern_finds(
+    pieces: list[bytes], data: st.DataObject
+) -> None:
+    head = b"".join(pieces)
+    end = data.draw(st.integers(0, len(head)))
+    for window in (end, len(head)):
+        match = _CANONICAL.search(head, 0, window)
+        assert canonical_link(head, window) == (None if match is None else match.group(0))
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"<link rel=stylesheet " * 1000,  # minutes for the pattern
+        b'<link rel="x ' * 1000,
+        b"<link " + b"rel=x " * 3000,
+    ],
+    ids=["stylesheets", "open quotes", "many rels"],
+)
+def test_a_head_of_unclosed_links_is_read_in_one_scan(head: bytes) -> None:
+    assert head_canonical(head, "http://h.example/") is None
+    # the unclosed tags end where the canonical link does: the first of them holds its rel
+    found = head_canonical(head + b'<link rel=canonical href="/c">', "http://h.example/")
+    assert found == "http://h.example/c"
 
 
 def test_short_content_has_no_hash_and_equal_content_one_hash() -> None:
