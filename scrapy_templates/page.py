@@ -259,24 +259,35 @@ class Page:
         if self.detached and self.block_texts is None:
             self._attach("blocks")
         out: list[str] = []
+        walked: dict[int, list[str]] = {}
         for index in indexes:
-            for text in self._blocks_of(index, limit):
+            for text in self._blocks_of(index, limit, walked):
                 out.append(text)
                 if len(out) >= limit:
                     return out
         return out
 
-    def _blocks_of(self, index: int, limit: int) -> Iterable[str]:
+    def _blocks_of(self, index: int, limit: int, walked: dict[int, list[str]]) -> Sequence[str]:
+        """The title blocks below pagelet ``index``'s element. Lines of loose text share the
+        element they were split from: ``walked`` keeps each element's blocks (by identity),
+        so that thousands of them do not walk it thousands of times."""
         if self.block_texts is not None:
             return self.block_texts[index] if index < len(self.block_texts) else ()
         if index >= len(self.elements):
             return ()
         element = self.elements[index]
+        found = walked.get(id(element))
+        if found is not None:
+            return found
+        found = None
         if _walk is not None:
             with contextlib.suppress(RecursionError):  # deeper than it walks: read in Python
-                return list(_walk.texts_named(element, _TITLE_BLOCKS, limit))
-        texts = (_clean(" ".join(el.itertext())) for el in element.iter(*_TITLE_BLOCKS))
-        return itertools.islice(filter(None, texts), limit)
+                found = list(_walk.texts_named(element, _TITLE_BLOCKS, limit))
+        if found is None:
+            texts = (_clean(" ".join(el.itertext())) for el in element.iter(*_TITLE_BLOCKS))
+            found = list(itertools.islice(filter(None, texts), limit))
+        walked[id(element)] = found
+        return found
 
     def _attach(self, question: str) -> None:
         """Take the pagelet elements of a fresh parse (:attr:`reload`, e.g.
@@ -299,8 +310,9 @@ class Page:
                     below[i, main_path] = self.text_below(i, main_path)
         block_texts = None
         if blocks:
+            walked: dict[int, list[str]] = {}
             block_texts = [
-                tuple(self._blocks_of(i, BLOCK_LIMIT)) for i in range(len(self.pagelets))
+                tuple(self._blocks_of(i, BLOCK_LIMIT, walked)) for i in range(len(self.pagelets))
             ]
         return Page(
             self.url,
@@ -640,9 +652,13 @@ def hidden_fingerprints(
     texts: list[str] = []
     for pagelet, el in zip(pagelets, elements, strict=True):
         # most pagelets are a paragraph or a list item: no element inside, or little text
-        if not len(el) or len(pagelet.text) <= HIDDEN_MIN_CHARS or not pagelet.fingerprint:
+        if len(pagelet.text) <= HIDDEN_MIN_CHARS or not pagelet.fingerprint:
             continue
-        if pagelet.path.endswith("/text()") or navigation_element(pagelet.path) is not None:
+        # loose text shares the element it was split from: ``len`` of that one, asked for
+        # each of thousands of lines, would walk its children as often
+        if pagelet.path.endswith("/text()") or not len(el):
+            continue
+        if navigation_element(pagelet.path) is not None:
             continue
         blocks, path = _blocks_below(el, pagelet.path)
         if len(blocks) < 2:

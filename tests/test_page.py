@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scrapy_templates import page as page_module
 from scrapy_templates.page import (
     Detached,
     PageError,
@@ -379,6 +380,33 @@ def test_first_h1_and_the_blocks_inside_chosen_pagelets() -> None:
     assert page.blocks([main], limit=2) == ["First heading", "Second"]
     nav_index = next(i for i, p in enumerate(page.pagelets) if "nav" in p.path)
     assert page.pagelets[nav_index].anchors[:2] == ("Section 0", "Section 1")
+
+
+@pytest.mark.parametrize("detached", [False, True])
+def test_lines_of_loose_text_walk_their_shared_element_once(
+    detached: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    links = "".join(f'<a href="/{i}"></a>' for i in range(3))
+    lines = "".join(f"line {i}<br>" for i in range(500))
+    page = parse_page(f"<body><div><span>{links}</span>{lines}</div></body>", "http://x.test/")
+    loose = [i for i, p in enumerate(page.pagelets) if p.path.endswith("/text()")]
+    assert len(loose) == 500
+    walks: list[object] = []
+    real = page_module._walk
+
+    class Counting:
+        @staticmethod
+        def texts_named(element: object, names: object, limit: int) -> list[str]:
+            walks.append(element)
+            return real.texts_named(element, names, limit) if real else []
+
+    monkeypatch.setattr(page_module, "_walk", Counting)
+    if detached:  # every pagelet's blocks: the span and the div, once each
+        assert page.detach(blocks=True).block_texts is not None
+        assert len(walks) == 2
+    else:  # the lines' blocks: the div, once
+        assert page.blocks(loose) == []
+        assert len(walks) == 1
 
 
 def test_parse_elements_are_the_elements_of_parse_page() -> None:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from scrapy_templates.page import HEADING_TAGS
+from scrapy_templates.templates.region import MAX_PREFIX_STEPS
 from scrapy_templates.templates.text import WORD
 
 
@@ -203,20 +204,24 @@ def main_region(
     holding the most weight while it holds ``share`` of the total and its siblings hold a
     template pagelet (so it is cut from a header, sidebar or footer, never from the headings
     beside it) or nothing — the main dynamic region of a page in the sense of ``004_…``
-    (QA-pagelet selection), found from the template flags alone.
+    (QA-pagelet selection), found from the template flags alone. At most
+    :data:`~scrapy_templates.templates.region.MAX_PREFIX_STEPS` deep, as a site's main path:
+    each step looks at the pagelets still below the region, and a page nested two thousand
+    elements deep would make that thousands of passes.
     """
     total = sum(weights)
     region: tuple[int, ...] = ()
     if total == 0 or share <= 0:
         return region
-    depth = 0
-    while True:
+    members: Sequence[int] = range(len(positions))  # the pagelets below ``region``
+    for depth in range(MAX_PREFIX_STEPS):
         below: dict[int, int] = {}
         flagged: set[int] = set()
-        for pos, weight, flag in zip(positions, weights, templates, strict=True):
-            if len(pos) > depth and pos[:depth] == region:
-                below[pos[depth]] = below.get(pos[depth], 0) + weight
-                if flag:
+        for i in members:
+            pos = positions[i]
+            if len(pos) > depth:
+                below[pos[depth]] = below.get(pos[depth], 0) + weights[i]
+                if templates[i]:
                     flagged.add(pos[depth])
         if not below:
             return region
@@ -226,4 +231,5 @@ def main_region(
         if weight < total and not (flagged - {child}):
             return region
         region = (*region, child)
-        depth += 1
+        members = [i for i in members if len(positions[i]) > depth and positions[i][depth] == child]
+    return region

@@ -13,6 +13,7 @@ from scrapy_templates.templates.decide import (
     spare_content_headings,
     spare_region_content,
 )
+from scrapy_templates.templates.region import MAX_PREFIX_STEPS
 
 
 def test_papers_rule_is_any_repeat() -> None:
@@ -54,6 +55,16 @@ def test_main_region_stays_at_root_without_template_beside() -> None:
     positions = [(0,), (1,), (2,)]
     assert main_region(positions, [10, 900, 5], [False, False, False], 0.8) == ()
     assert main_region(positions, [10, 900, 0], [False, False, True], 0.8) == (1,)
+
+
+def test_main_region_of_a_page_nested_thousands_deep_stops_at_the_main_path_depth() -> None:
+    # a chain of 2,000 single children above the content: each step used to look at every
+    # pagelet again
+    chain = (0,) * 2000
+    positions = [(*chain, 0), *((*chain, 1, i) for i in range(1000))]
+    weights = [0, *([10] * 1000)]
+    flags = [True, *([False] * 1000)]
+    assert main_region(positions, weights, flags, 0.8) == (0,) * MAX_PREFIX_STEPS
 
 
 def test_region_spares_a_sections_standing_sentence_but_not_site_wide_blocks() -> None:
