@@ -279,7 +279,6 @@ class Page:
         found = walked.get(id(element))
         if found is not None:
             return found
-        found = None
         if _walk is not None:
             with contextlib.suppress(RecursionError):  # deeper than it walks: read in Python
                 found = list(_walk.texts_named(element, _TITLE_BLOCKS, limit))

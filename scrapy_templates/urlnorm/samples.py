@@ -110,7 +110,8 @@ def canonical_link(body: bytes, end: int) -> bytes | None:
     """The first ``<link …>`` tag ending within ``body[:end]`` whose ``rel`` value names
     ``canonical``: what ``<link\\b[^>]*\\brel\\s*=\\s*["']?[^"'>]*\\bcanonical\\b[^>]*>``
     finds, in one scan. That pattern backtracks over every ``rel`` of every unclosed
-    ``<link``: a head of two thousand ``<link rel=stylesheet`` without ``>`` took minutes.
+    ``<link``: four hundred ``<link rel=stylesheet`` without ``>`` took two seconds, eight
+    times more at each doubling.
 
     A ``<link`` inside a tag already found wanting holds a part of it and fails too; a
     ``<link`` with no ``>`` after it leaves none to the later ones."""
