@@ -47,13 +47,14 @@ MIN_COPIES = 3
 # wording kept is a habit (flagged MIN_COPIES times).
 VARIANTS = 4
 
-_DIGITS = str.maketrans("123456789", "000000000")
+_DIGIT = re.compile(r"\d")
 _WORD = re.compile(r"\w+")
 
 
 def _masked(text: str) -> str:
-    """The words of ``text``, digits as 0, one space apart: how a template text is known."""
-    return " ".join(_WORD.findall(text.translate(_DIGITS)))
+    """The words of ``text``, digits (of any script) as 0, one space apart: how a template
+    text is known."""
+    return " ".join(_WORD.findall(_DIGIT.sub("0", text)))
 
 
 @dataclass
@@ -127,25 +128,119 @@ class InnerTemplates:
         if not below or len(text) < MIN_CHARS:
             return text
         found = [t for p in below for t, n in self.texts[p].items() if n >= MIN_COPIES]
+        masked = None
         for template in sorted(found, key=lambda t: (-len(t), t)):
-            text = _cut_words(text, _pattern(template))
+            if _telling_word(template) not in text:
+                continue
+            if masked is None:
+                masked = _masked(text)
+            cut = _cut_words(text, masked, template)
+            if cut is not text:
+                text, masked = cut, None
         return text
 
 
 @functools.lru_cache(maxsize=4096)
-def _pattern(template: str) -> re.Pattern[str]:
-    """A template's words (:func:`_masked`) as a pattern: its digits (masked to "0") match
-    any digit, its words follow one another with anything but letters and digits between
-    them, and it stands between white space or the text's ends, with the punctuation that
-    clings to it and one mark standing apart at either end ("© 2002-2026 …", "… Home |").
-    Searching the text with it costs no copy of the text, which may be a long content
-    column."""
-    body = r"\W+".join(re.escape(word).replace("0", r"\d") for word in template.split())
-    return re.compile(rf"(?<!\S)(?:[^\w\s]+\s+)?[^\w\s]*{body}[^\w\s]*(?:\s+[^\w\s]+)?(?!\S)")
+def _telling_word(template: str) -> str:
+    """The template's longest word without a digit (any text holding the template holds
+    it as it stands): the quick test that passes over most content pagelets."""
+    return max((word for word in template.split(" ") if "0" not in word), key=len, default="")
 
 
-def _cut_words(text: str, pattern: re.Pattern[str]) -> str:
-    """``text`` without each whole-word occurrence of ``pattern``."""
-    if pattern.search(text) is None:
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _cut_words(text: str, masked: str, template: str) -> str:
+    """``text`` without each whole-word occurrence of ``template`` (its :func:`_masked`
+    words; ``masked`` is the text's): the words in a row with anything but letters and
+    digits between them, standing between white space or the text's ends, taken out with
+    the punctuation that clings to them and one mark standing apart at either end ("©
+    2002-2026 …", "… Home |"). Leftmost occurrences first, none overlapping, as a regular
+    expression's search would take them; linear in the text and the template, so a long
+    content column of repeated words costs no more than any other (an expression tried
+    from every word took seconds there)."""
+    if f" {template} " not in f" {masked} ":
         return text
-    return " ".join(part.strip() for part in pattern.split(text) if part.strip())
+    spans = [found.span() for found in _WORD.finditer(text)]
+    kept: list[str] = []
+    done = 0  # where the text not yet taken out starts
+    for first, last in _occurrences(masked.split(" "), template.split(" ")):
+        start = _start(text, spans[first][0], done)
+        stop = _stop(text, spans[last][1])
+        if start is None or stop is None:
+            continue
+        kept.append(text[done:start])
+        done = stop
+    if not kept:
+        return text
+    kept.append(text[done:])
+    return " ".join(part.strip() for part in kept if part.strip())
+
+
+def _start(text: str, word: int, done: int) -> int | None:
+    """Where a cut of the words starting at ``word`` starts, at or after ``done``: after
+    white space (or at the text's start), over the marks clinging to the first word and one
+    run of marks standing apart before it; None when the word follows a letter or digit
+    through marks alone, or every such start lies before ``done``."""
+    clinging = word
+    while clinging > 0 and not text[clinging - 1].isspace() and not _word_char(text[clinging - 1]):
+        clinging -= 1
+    if clinging > 0 and not text[clinging - 1].isspace():
+        return None
+    apart = clinging
+    while apart > 0 and text[apart - 1].isspace():
+        apart -= 1
+    space = apart
+    while apart > 0 and not text[apart - 1].isspace() and not _word_char(text[apart - 1]):
+        apart -= 1
+    if apart < space and apart >= done and (apart == 0 or text[apart - 1].isspace()):
+        return apart
+    return clinging if clinging >= done else None
+
+
+def _stop(text: str, word: int) -> int | None:
+    """Where a cut of words ending at ``word`` stops: over the marks clinging to the last
+    word, and one run of marks standing apart after white space when white space or the
+    text's end follows it; None when a letter or digit follows through marks alone."""
+    end = len(text)
+    clinging = word
+    while clinging < end and not text[clinging].isspace() and not _word_char(text[clinging]):
+        clinging += 1
+    if clinging == end:
+        return end
+    if not text[clinging].isspace():
+        return None
+    space = clinging
+    while space < end and text[space].isspace():
+        space += 1
+    apart = space
+    while apart < end and not text[apart].isspace() and not _word_char(text[apart]):
+        apart += 1
+    if apart > space and (apart == end or text[apart].isspace()):
+        return apart
+    return clinging
+
+
+def _occurrences(words: list[str], template: list[str]) -> list[tuple[int, int]]:
+    """The first and last index of every run of ``words`` equal to ``template``, overlapping
+    runs included, in order (Knuth–Morris–Pratt: one pass over each)."""
+    fallback = [0] * len(template)
+    matched = 0
+    for at in range(1, len(template)):
+        while matched and template[at] != template[matched]:
+            matched = fallback[matched - 1]
+        if template[at] == template[matched]:
+            matched += 1
+        fallback[at] = matched
+    found = []
+    matched = 0
+    for at, word in enumerate(words):
+        while matched and word != template[matched]:
+            matched = fallback[matched - 1]
+        if word == template[matched]:
+            matched += 1
+            if matched == len(template):
+                found.append((at - matched + 1, at))
+                matched = fallback[matched - 1]
+    return found
