@@ -303,6 +303,7 @@ cdef class _Walk:
 
     cdef _Counts counts
     cdef int k
+    cdef Py_ssize_t split_depth  # elements this many levels below the root are not split
     cdef cetree._Document doc
     cdef list found
     cdef list elements
@@ -338,7 +339,7 @@ cdef class _Walk:
         cdef xmlNode* child
         cdef int child_index
         cdef int i
-        if self.splits(n, index):
+        if len(position) < self.split_depth and self.splits(n, index):
             child = n.children
             child_index = index + 1
             i = 0
@@ -410,13 +411,15 @@ cdef str _tag_step(xmlNode* n):
     return step
 
 
-def partition(cetree._Element root not None, int k):
+def partition(cetree._Element root not None, int k, Py_ssize_t split_depth):
     """Pagelets of ``root`` as ``(path, text, hrefs, position, anchors)`` tuples in document
-    order, and the element of each (the split element for loose text); ``None`` for a tree
-    deeper than MAX_DEPTH."""
+    order, and the element of each (the split element for loose text), elements
+    ``split_depth`` levels below ``root`` left whole; ``None`` for a tree deeper than
+    MAX_DEPTH."""
     cdef _Walk walk = _Walk()
     cdef xmlNode* c_root = root._c_node
     walk.k = k
+    walk.split_depth = split_depth
     walk.doc = root._doc
     walk.found = []
     walk.elements = []

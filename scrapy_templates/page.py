@@ -116,6 +116,11 @@ _NONCHARACTER = re.compile(b"\xef\xbf[\xbe\xbf]")
 # 256 bytes are not counted: each adds under 128², and all of them together stay below a few
 # tenths of a second on the largest page read.
 MAX_ATTRIBUTE_WORK = 10_000**2
+# The partition splits no element this many levels below the body: its whole text is one
+# pagelet. Each pagelet's path and position are as long as its depth, so a page nested
+# 2,000 deep with a pagelet at every level of its links' chain held hundreds of megabytes;
+# the documentation pages read go 17 levels deep.
+SPLIT_DEPTH = 64
 _LONG_TAG = re.compile(rb"<[A-Za-z][^<>]{255,}")
 _ATTRIBUTE = re.compile(rb"""[^\s"'<>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]*))?""")
 _EDGE_BLOCKS = frozenset(BLOCK_TAGS) - {"br", "hr"}
@@ -476,7 +481,7 @@ def partition(
 
 def _walked(root: lxml.etree._Element, k: int) -> tuple[list[_Found], list[lxml.etree._Element]]:
     """The partition walk: compiled when it was built and the tree is not too deep for it."""
-    walked = _walk.partition(root, k) if _walk is not None else None
+    walked = _walk.partition(root, k, SPLIT_DEPTH) if _walk is not None else None
     return walked if walked is not None else python_partition(root, k)
 
 
@@ -516,7 +521,7 @@ def python_partition(
             loose.append(entry)
             continue
         el, path, position = entry
-        if el in split:
+        if el in split and len(position) < SPLIT_DEPTH:
             owners.append(entry)
             stack.extend(reversed(_split_entries(entry)))
             continue
@@ -578,7 +583,8 @@ def parse_page(
     ``max_tags`` tags, attributes that would hold the parse, see :data:`MAX_ATTRIBUTE_WORK`);
     a page cut to ``max_bytes`` is parsed and carries the note
     ``"truncated"``, one whose parse stopped at elements nested deeper than 2,048 the note
-    ``"too-deep"`` (``"cut"`` for any other error that stops libxml2).
+    ``"too-deep"`` (``"cut"`` for any other error that stops libxml2), one with pagelets
+    :data:`SPLIT_DEPTH` levels deep, left whole there, the note ``"deep"``.
     """
     notes: list[str] = []
     doc = _parse_tree(html, max_bytes, max_tags, notes)
@@ -594,6 +600,8 @@ def parse_page(
     canonical = _canonical(links, url)
     sequence = _sequence(links)
     pagelets, elements, page_simhash = partition(_visible_root(doc), k)
+    if any(len(p.position) >= SPLIT_DEPTH for p in pagelets):
+        notes.append("deep")
     text = "\n".join(p.text for p in pagelets)
     text_hash = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
     return Page(

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from scrapy_templates import page as page_module
 from scrapy_templates.page import (
+    SPLIT_DEPTH,
     Detached,
     PageError,
     navigation_element,
@@ -444,6 +445,32 @@ def test_deeply_nested_text_is_kept(depth: int) -> None:
     page = parse_page(_nested(depth), "http://s/deep")
     assert page.text.split() == ["before", "deep", "text", "after"]
     assert page.notes == []
+
+
+def test_links_nested_thousands_deep_are_one_pagelet_below_the_split_depth() -> None:
+    # every level holds links, so every level would be split: a pagelet per level, each
+    # with a path and a position as long as its depth (a 271 KB page took 800 MB)
+    depth = 2000
+    html = (
+        "<html><body>"
+        + "".join(f"<div><a href=/{i}>link {i}</a><p>word{i}</p>" for i in range(depth))
+        + "</div>" * depth
+        + "</body></html>"
+    )
+    page = parse_page(html, "http://s/deep")
+    assert page.notes == ["deep"]
+    assert max(len(p.position) for p in page.pagelets) == SPLIT_DEPTH
+    assert max(p.path.count("/") for p in page.pagelets) <= SPLIT_DEPTH + 1
+    assert len(page.pagelets) < 3 * SPLIT_DEPTH
+    words = page.text.split()
+    assert [w for w in words if w.startswith("word")] == [f"word{i}" for i in range(depth)]
+    assert page.pagelets[-1].hrefs[-1] == f"/{depth - 1}"
+
+
+def test_pages_nested_less_than_the_split_depth_carry_no_note() -> None:
+    depth = SPLIT_DEPTH - 2
+    html = "<body>" + "<div><a href=/a>a</a><a href=/b>b</a><a href=/c>c</a>" * depth
+    assert parse_page(html + "</div>" * depth, "http://s/").notes == []
 
 
 def test_a_parse_stopped_by_nesting_keeps_what_came_before_and_says_so() -> None:

@@ -21,12 +21,19 @@ def _root(html: str) -> lxml.etree._Element:
     return body if body is not None else doc
 
 
+def _compiled_partition(
+    root: lxml.etree._Element, k: int
+) -> tuple[list[page._Found], list[lxml.etree._Element]] | None:
+    assert _walk is not None
+    return _walk.partition(root, k, page.SPLIT_DEPTH)  # type: ignore[no-any-return]
+
+
 def _both(html: str, k: int = 3) -> tuple[list[object], list[object]]:
     """(found, element paths, texts) of the Python walk and of the compiled walk, each on
     its own parse of ``html`` (the Python walk marks block ends in its tree)."""
     assert _walk is not None
     out = []
-    for walk in (page.python_partition, _walk.partition):
+    for walk in (page.python_partition, _compiled_partition):
         root = _root(html)
         found, elements = walk(root, k)
         tree = root.getroottree()
@@ -42,6 +49,13 @@ def _both(html: str, k: int = 3) -> tuple[list[object], list[object]]:
 
 
 EDGE_CASES = {
+    "links nested beyond the split depth": "<body>"
+    + "".join(
+        f"<div>{i}<a href=/{i}a>a</a><a href=/{i}b>b</a><a href=/{i}c>c</a>"
+        for i in range(page.SPLIT_DEPTH + 10)
+    )
+    + "</div>" * (page.SPLIT_DEPTH + 10)
+    + "</body>",
     "white space of every kind": """<body><p> a\u2003b\u3000c\u0085d&#x2028;e\u00a0\u00a0f
         g\u200bh\u1680i\u202fj\t\r\nk ß 日 𝔘 </p><div>\u3000</div><p>l<br>m</p></body>""",
     "nested split": """<body><div id="wrap">lead text
@@ -92,7 +106,7 @@ def test_comments_left_in_the_tree_split_loose_text_in_both_walks(k: int) -> Non
     parser = lxml.etree.HTMLParser(remove_comments=False)
     found = [
         walk(lxml.etree.fromstring(html, parser), k)[0]
-        for walk in (page.python_partition, _walk.partition)
+        for walk in (page.python_partition, _compiled_partition)
     ]
     assert found[0] == found[1]
     if k == 1:
@@ -230,17 +244,17 @@ def test_a_tree_deeper_than_the_compiled_walk_goes_to_the_python_walk() -> None:
             link.text, link.tail = f"link {i}", " tail "
         return root
 
-    assert _walk.partition(deep(), 3) is None
+    assert _compiled_partition(deep(), 3) is None
     with pytest.raises(RecursionError):
         _walk.visible_text(deep())
     pagelets, elements, _ = page.partition(deep(), 3)
     found, _elements = page.python_partition(deep(), 3)
     assert [(p.path, p.text, p.hrefs) for p in pagelets] == [f[:3] for f in found]
-    assert (
-        page._visible_text(elements[-1])
-        == pagelets[-1].text
-        == "link 2997 tail link 2998 tail link 2999 tail"
-    )
+    # the element SPLIT_DEPTH levels down is left whole: one pagelet of all the links below
+    assert len(pagelets[-1].position) == page.SPLIT_DEPTH
+    assert page._visible_text(elements[-1]) == pagelets[-1].text
+    assert pagelets[-1].text.startswith(f"link {page.SPLIT_DEPTH - 1} tail link")
+    assert pagelets[-1].text.endswith("link 2998 tail link 2999 tail")
 
 
 _PIECE_TEXT = (
