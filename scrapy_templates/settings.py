@@ -325,7 +325,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_MAX_HTML_BYTES",
         5_000_000,
         POSITIVE,
-        "Pages larger than this are cut to this size before parsing (the reason field says so).",
+        "Pages larger than this are cut to this size before parsing (the reason field says so) and before the URL rules hash their text.",
     ),
     Setting(
         "TEMPLATES_MAX_TAGS",

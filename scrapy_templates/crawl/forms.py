@@ -32,7 +32,7 @@ class RuleSource(Protocol):
 
     def suspect_form(self, url: str) -> Form | None: ...
 
-    async def learn_now(self, site: str) -> None: ...
+    async def learn_now(self, site: str, timeout: float) -> None: ...
 
     async def sync(self, sites: list[str]) -> None: ...
 
@@ -65,7 +65,7 @@ class FormHolds:
         waited = await self._wait_in_process(form)
         if waited:
             self.count("templates/urls/held")
-            await rules.learn_now(host_site(url))
+            await rules.learn_now(host_site(url), FORM_WAIT)
             if rules.suspect_form(url) != form:
                 return  # a rule rewrites it now
         self._in_flight[form] = (url, asyncio.get_running_loop().create_future())

@@ -80,6 +80,7 @@ class UrlRules:
         self.enabled = config.url_rules
         self.config = learn_config(config)
         self.distance = config.url_simhash_distance
+        self.max_bytes = config.max_html_bytes
         self.guards = UrlGuards(
             crawler,
             enabled=self.enabled,
@@ -138,16 +139,18 @@ class UrlRules:
         """The download of ``url`` is sampled (or failed): the next URL of its form may go."""
         self.forms.release(url)
 
-    async def learn_now(self, site: str) -> None:
+    async def learn_now(self, site: str, timeout: float) -> None:
         """Store the samples waiting and relearn ``site`` if its sample grew; returns when
-        the learning under way has ended."""
+        the learning under way has ended, or after ``timeout`` seconds (the learning goes
+        on): a request waiting here holds one of Scrapy's ``CONCURRENT_REQUESTS``, and a
+        large host's learning may take minutes."""
         await self.flush(force=True)
         if self.sampling.grown(site):
             self.relearn(site)
         task = self._learning.get(site)
         if task is not None:
             with contextlib.suppress(Exception):
-                await asyncio.shield(task)
+                await asyncio.wait_for(asyncio.shield(task), timeout)
 
     def note_response(
         self,
@@ -175,7 +178,7 @@ class UrlRules:
         :meth:`~scrapy_templates.urlnorm.guard.HostGuard.repeated_page`)."""
         site = host_site(final_url)
         host = self.guards.host(site)
-        digest = page_hash(body) if html and self.enabled else None
+        digest = page_hash(body, self.max_bytes) if html and self.enabled else None
         repeated = host.repeated_page(final_url, digest) if to_spider and may_repeat else None
         page = to_spider and repeated is None
         host.note_download({url, final_url}, len(body), page=page, page_hash=digest)
@@ -201,7 +204,7 @@ class UrlRules:
         ``open`` or ``unknown`` (the page goes on to the spider)."""
         site = host_site(check.url)
         html = isinstance(response, HtmlResponse)
-        digest = page_hash(response.body) if html else None
+        digest = page_hash(response.body, self.max_bytes) if html else None
         named = [response.url]
         declared = head_canonical(response.body, response.url) if html else None
         if declared is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -30,6 +30,16 @@ OpKind = Literal["keep", "replace", "ignore"]
 _DROPPED_PREFIXES = ("?", ";", "#")
 # pairs of URLs known to be distinct pages that a rule set carries (newest kept)
 MAX_APART = 1000
+# A tree deeper than this is refused, learned or read: each split uses up one key of the
+# URLs below it, and real URLs carry a few dozen keys at most; a site whose every page has
+# a parameter name of its own grew chains 1,600 deep, whose rules took seconds per install.
+MAX_DEPTH = 64
+# The learner keeps three examples of each rule; a document holding more is refused (each
+# example is applied when the rule set is validated).
+MAX_EXAMPLES = 3
+# Tree nodes visited in all, per rule set, to prove rules' results settled (see
+# :meth:`RuleSet._always_stable`); past it, the rules left are checked when applied.
+MAX_SETTLE_VISITS = 200_000
 
 
 class _Any:
@@ -268,10 +278,11 @@ class RuleSet:
         site_keys = frozenset(self.nodes[0].fixed) if self.nodes else frozenset()
         self._allowed = {nid: self.nodes[nid].known | site_keys for nid in self.rules}
         # a node with a pinned rule has two rules: its results are checked when applied
+        budget = [MAX_SETTLE_VISITS]
         self._settled = frozenset(
             nid
             for nid, rule in self.rules.items()
-            if not rule.when and nid not in self.retracted and self._always_stable(nid)
+            if not rule.when and nid not in self.retracted and self._always_stable(nid, budget)
         )
 
     @classmethod
@@ -333,22 +344,25 @@ class RuleSet:
                 found = child
         return node, found
 
-    def _always_stable(self, nid: int) -> bool:
+    def _always_stable(self, nid: int, budget: list[int]) -> bool:
         """Whether every result of the rule at ``nid`` is provably left alone by the rules,
         so :meth:`apply` need not check it: walking the tree with the result's known keys
         (constants, and "any value" for replaced keys) reaches no node with a rule other
         than ``nid`` itself, and when it can reach ``nid``, the rule's last step gives the
-        same result when applied to its own output."""
+        same result when applied to its own output. Not proved (false) once the walks
+        have used up ``budget[0]`` node visits."""
         last = self.rules[nid].steps[-1]
         out = _known_result(last)
-        if not self._rules_reached(out) <= {nid}:
+        reached = self._rules_reached(out, budget)
+        if reached is None or not reached <= {nid}:
             return False
         return _replacements_settle(last, out)
 
-    def _rules_reached(self, out: _Result) -> set[int]:
+    def _rules_reached(self, out: _Result, budget: list[int]) -> set[int] | None:
         """The nodes with a rule that a URL of the known keys ``out`` may reach in the tree,
         following every branch an "any value" (or a scheme, user, host or port, which a
-        rule copies from its input) can take."""
+        rule copies from its input) can take; ``None`` when that takes more node visits
+        than ``budget[0]`` has left (each visit is taken from it)."""
         reached: set[int] = set()
         seen: set[int] = set()  # a tree read from a document may loop until it is validated
         todo = [0]
@@ -356,6 +370,9 @@ class RuleSet:
             index = todo.pop()
             if index in seen:
                 continue
+            if budget[0] <= 0:
+                return None
+            budget[0] -= 1
             seen.add(index)
             node = self.nodes[index]
             if not _may_fit(node, out):
@@ -445,6 +462,16 @@ class RuleSet:
             made[nid] = (
                 f"{self.nodes[rule.source].glob} -> {self.nodes[rule.target].glob}: {changes}"
             )
+        return made
+
+    @functools.cached_property
+    def _inherited(self) -> list[dict[str, Token]]:
+        """Each node's fixed values and those of the nodes above it, the nearest first: made
+        once from the parents' (a walk up from every rule was cubic in a deep tree)."""
+        made: list[dict[str, Token]] = []
+        for node in self.nodes:
+            above = made[node.parent] if node.parent is not None else {}
+            made.append({**above, **node.fixed})
         return made
 
     def keeping_apart(self, pairs: Iterable[tuple[str, str]]) -> RuleSet:
@@ -560,11 +587,7 @@ class RuleSet:
         fixes), and ``drop K`` for each key of the source node the first step does not write; each
         change once, though a chain may repeat it. Pinned keys come first (``only where``)."""
         node = self.nodes[rule.source]
-        fixed: dict[str, Token] = {}
-        nid: int | None = rule.source
-        while nid is not None:
-            fixed = {**self.nodes[nid].fixed, **fixed}
-            nid = self.nodes[nid].parent
+        fixed = self._inherited[rule.source]
         changes = [
             f"only where {key} has no value" if value is None else f"only where {key}={value!r}"
             for key, value in rule.when
@@ -613,6 +636,10 @@ class RuleSet:
                 raise RuleSetError(f"more than {MAX_APART} pairs kept apart")
             nodes = [_node_from(n) for n in data["nodes"]]
             rules = [_rule_from(r) for r in data["rules"]]
+            # bounds checked before anything is built: building proves rules settled
+            _check_depth(nodes)
+            for rule in rules:
+                _check_examples(rule)
             ruleset = cls(
                 site=str(data["site"]),
                 version=whole(data["version"], "version"),
@@ -651,12 +678,15 @@ class RuleSet:
             for rule in pinned.variants():
                 self._validate_links(src, rule)
                 _validate_ops(src, rule)
+                _check_examples(rule)
                 if src not in self.retracted:
                     self._validate_examples(src, rule)
 
     def _validate_tree(self) -> None:
-        """Each node's parent comes before it (only the root has none), and each child,
-        the wildcard one included, comes after the node and names it as its parent."""
+        """Each node's parent comes before it (only the root has none), each child, the
+        wildcard one included, comes after the node and names it as its parent, and no
+        node is more than :data:`MAX_DEPTH` below the root."""
+        _check_depth(self.nodes)
         n = len(self.nodes)
         for i, node in enumerate(self.nodes):
             if (node.parent is None) != (i == 0) or (node.parent is not None and node.parent >= i):
@@ -693,6 +723,25 @@ class RuleSet:
                 raise RuleSetError(f"rule {src}: example changes the scheme or host")
             if self.apply(before) != after or self.apply(after) != after:
                 raise RuleSetError(f"rule {src}: example {before} does not give {after}")
+
+
+def _check_depth(nodes: Sequence[TreeNode]) -> None:
+    """Raise :class:`RuleSetError` when a node is more than :data:`MAX_DEPTH` below the
+    root (a parent that does not come before its node counts as the root here; the tree's
+    validation refuses it)."""
+    depth: list[int] = []
+    for node in nodes:
+        parent = node.parent
+        level = depth[parent] + 1 if parent is not None and 0 <= parent < len(depth) else 0
+        if level > MAX_DEPTH:
+            raise RuleSetError(f"a tree deeper than {MAX_DEPTH} levels")
+        depth.append(level)
+
+
+def _check_examples(rule: Rule) -> None:
+    for variant in rule.variants():
+        if len(variant.examples) > MAX_EXAMPLES:
+            raise RuleSetError(f"rule {rule.source}: more than {MAX_EXAMPLES} examples")
 
 
 def _validate_ops(src: int, rule: Rule) -> None:

@@ -88,12 +88,14 @@ _compiled = compiled("urlnorm._pagetext")
 page_text = python_page_text if _compiled is None else _compiled.page_text
 
 
-def page_hash(body: bytes) -> str | None:
+def page_hash(body: bytes, max_bytes: int) -> str | None:
     """Hash of a page's text with the markup left out (:func:`page_text`), taken at download:
     two URLs whose pages read alike are duplicates even when every link carries a fresh
     session id (an attribute), and this evidence needs no parse and no template. Pages with
-    less than :data:`MIN_CONTENT_CHARS` of text have no hash (an empty shell says nothing)."""
-    text = page_text(body)
+    less than :data:`MIN_CONTENT_CHARS` of text have no hash (an empty shell says nothing).
+    Only the first ``max_bytes`` are read, as a page is cut before its parse: Scrapy lets a
+    body grow to a gigabyte, seconds of the crawl's thread."""
+    text = page_text(body[:max_bytes] if len(body) > max_bytes else body)
     if len(text) < MIN_CONTENT_CHARS:
         return None
     return hashlib.blake2b(text, digest_size=8).hexdigest()

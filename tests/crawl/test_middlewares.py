@@ -191,7 +191,7 @@ async def test_an_error_page_is_no_sample() -> None:
         assert await mw.process_response(request, response) is response
     [sample] = [decode_sample("h.example", s) for s in await store.url_samples("h.example")]
     assert sample.url == "http://h.example/commit?h=c17"
-    assert sample.page_hash == page_hash(page)
+    assert sample.page_hash == page_hash(page, 5_000_000)
 
 
 async def test_a_drop_in_the_downloader_is_no_download_error() -> None:
@@ -454,6 +454,19 @@ async def test_a_suspect_form_is_downloaded_one_url_at_a_time(crawler: Any) -> N
     mw.process_exception(Request(second), TimeoutError())
     assert await asyncio.wait_for(waiting, 1) is None
     assert crawler.stats.get_value("templates/urls/held") == 2
+
+
+async def test_a_request_waits_for_a_hosts_learning_a_bounded_time(crawler: Any) -> None:
+    """A held request waits for its host's relearn at most the given time (it holds one of
+    Scrapy's concurrent requests meanwhile); the learning itself goes on."""
+    import asyncio
+
+    rules = runtime(crawler).urls
+    learning = asyncio.ensure_future(asyncio.sleep(60))
+    rules._learning[SITE] = learning  # a learning that takes longer than any wait
+    await asyncio.wait_for(rules.learn_now(SITE, 0.05), 5)
+    assert not learning.done()
+    learning.cancel()
 
 
 async def test_processes_sharing_a_store_download_one_url_of_a_suspect_form_at_a_time() -> None:

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scrapy_templates.urlnorm import rules as rules_module
 from scrapy_templates.urlnorm.learn import learn_rules
-from scrapy_templates.urlnorm.rules import Op, RuleSet, RuleSetError
+from scrapy_templates.urlnorm.rules import MAX_DEPTH, MAX_EXAMPLES, Op, RuleSet, RuleSetError
 from scrapy_templates.urlnorm.url import split_url
 from tests.mutations import mutated_json
 from tests.urlnorm.url_sets import listing_site, mirror_site, query_site
@@ -424,3 +425,44 @@ def test_json_round_trip_keeps_pairs_apart_retractions_and_checks() -> None:
     assert loaded.apart == kept.apart and loaded.retracted == kept.retracted
     assert loaded.apply(first) == first
     assert RuleSet.loads(checked.dumps()).check_counts() == checked.check_counts()
+
+
+def _chain_doc(depth: int) -> str:
+    """The one-rule document with a chain of wildcard children ``depth`` levels deep."""
+    data = _one_rule_doc("path_0", "x")
+    nodes = data["nodes"]
+    for level in range(1, depth + 1):
+        nodes[level - 1]["wildcard"] = level
+        nodes.append({**nodes[0], "parent": level - 1, "fixed": [], "wildcard": None})
+    return json.dumps(data)
+
+
+def test_a_tree_deeper_than_any_url_needs_is_refused_before_it_is_built() -> None:
+    # a site giving each page a parameter name of its own grew chains 1,600 deep, and
+    # every install of their rules took seconds of the crawl's thread
+    assert len(RuleSet.loads(_chain_doc(MAX_DEPTH)).nodes) == MAX_DEPTH + 1
+    with pytest.raises(RuleSetError, match=f"deeper than {MAX_DEPTH}"):
+        RuleSet.loads(_chain_doc(MAX_DEPTH + 1))
+    deep = RuleSet.loads(_chain_doc(MAX_DEPTH))
+    deep.nodes.append(dataclasses.replace(deep.nodes[-1], parent=MAX_DEPTH, wildcard=None))
+    deep.nodes[MAX_DEPTH] = dataclasses.replace(deep.nodes[MAX_DEPTH], wildcard=MAX_DEPTH + 1)
+    with pytest.raises(RuleSetError, match="deeper"):  # a learned one, too
+        deep.validate()
+
+
+def test_a_rule_with_more_examples_than_the_learner_keeps_is_refused() -> None:
+    data = _one_rule_doc("path_0", "x")
+    data["rules"][0]["examples"] = [["http://c.example/a", "http://c.example/x"]] * 4
+    with pytest.raises(RuleSetError, match=f"more than {MAX_EXAMPLES} examples"):
+        RuleSet.loads(json.dumps(data))
+
+
+def test_rules_left_unproved_past_the_visit_budget_apply_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(rules_module, "MAX_SETTLE_VISITS", 0)
+    unproved = RuleSet.loads(_MIRROR.dumps())
+    assert _MIRROR._settled and not unproved._settled
+    urls, _ = mirror_site()
+    for url in [*urls, "http://www.example.com/archive9/77/display?sid=q"]:
+        assert unproved.apply(url) == _MIRROR.apply(url)

@@ -146,9 +146,21 @@ def test_page_hash_reads_the_text_not_the_markup() -> None:
             f"<p class='{sid}'>{words}</p></body></html>"
         ).encode()
 
-    assert page_hash(page("a1")) == page_hash(page("b2"))  # session ids in attributes
-    assert page_hash(page("a1")) != page_hash(page("a1", "The harbour council met on Monday."))
-    assert page_hash(b"<html><body><p>Loading</p></body></html>") is None
+    limit = 5_000_000
+    assert page_hash(page("a1"), limit) == page_hash(page("b2"), limit)  # ids in attributes
+    assert page_hash(page("a1"), limit) != page_hash(
+        page("a1", "The harbour council met on Monday."), limit
+    )
+    assert page_hash(b"<html><body><p>Loading</p></body></html>", limit) is None
+
+
+def test_the_page_hash_reads_the_first_bytes_of_a_page_only() -> None:
+    head = b"<html><body><p>" + b"The harbour council met on Tuesday. " * 10
+    limit = len(head)
+    assert page_hash(head + b"More.</p></body></html>", limit) == page_hash(
+        head + b"Other words.</p></body></html>", limit
+    )
+    assert page_hash(head + b"More.", limit + 5) != page_hash(head + b"Other", limit + 5)
 
 
 _STORED = encode_sample(
