@@ -21,7 +21,7 @@ from scrapy_templates.sites import host_site
 from scrapy_templates.store.base import StoreError, TemplateStore
 from scrapy_templates.urlnorm.clusters import Sample
 from scrapy_templates.urlnorm.guard import HostGuard
-from scrapy_templates.urlnorm.samples import encode_sample
+from scrapy_templates.urlnorm.samples import MAX_SAMPLE_CHARS, encode_sample
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +104,15 @@ class UrlSampling:
         if held is not None:
             sample = held[0].merged(sample)
         queued = host.pending.get(sample.url)
-        host.pending[sample.url] = sample if queued is None else queued.merged(sample)
+        if queued is not None:
+            sample = queued.merged(sample)
+        if _chars(sample) > MAX_SAMPLE_CHARS:
+            # a store refuses it when read: kept, it would only fill memory and each job
+            # (a chain of long redirects and a long canonical reach hundreds of KB)
+            host.pending.pop(sample.url, None)
+            self.count("templates/urls/samples_too_large", 1)
+            return
+        host.pending[sample.url] = sample
 
     def add_download(
         self, site: str, sample: Sample, *, hold: bool, named: bool, page: bool = True
@@ -226,3 +234,8 @@ class UrlSampling:
         """A relearn ended; ``unchanged``: its rules behave as the previous ones did."""
         host = self._of(site)
         host.backoff = min(host.backoff * 2, _MAX_BACKOFF) if unchanged else 1
+
+
+def _chars(sample: Sample) -> int:
+    """The characters of a sample's URLs: what its stored form cannot hold less of."""
+    return len(sample.url) + len(sample.canonical or "") + sum(map(len, sample.redirects))

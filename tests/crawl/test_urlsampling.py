@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from scrapy_templates.crawl.urlrules import UrlRules
+from scrapy_templates.urlnorm.clusters import Sample
+from scrapy_templates.urlnorm.samples import decode_sample
 from tests.crawl.conftest import runtime, templates_crawler
 
 
@@ -98,3 +100,22 @@ async def test_one_url_downloaded_twice_is_no_repeat() -> None:
         await rules.flush()
         await rules.wait_learning()
     assert rules.stats.get_value("templates/urls/learn_count") == before
+
+
+async def test_a_sample_too_large_to_be_read_back_is_not_kept() -> None:
+    """A download's long redirects and long canonical make a sample its store refuses when
+    read: it is counted and left out, the others go on."""
+    crawler = templates_crawler()
+    owner = runtime(crawler)
+    await owner.store.open()
+    rules: UrlRules = owner.urls
+    rules.attach(owner.store, owner.owner)
+    long = "http://big.test/" + "a" * 16_000
+    redirects = tuple(f"{long}?r={i}" for i in range(5))
+    rules.sampling.add(Sample("http://big.test/page", canonical=long, redirects=redirects))
+    rules.sampling.add(Sample("http://big.test/other", page_hash="0" * 16))
+    await rules.flush(force=True)
+    stored = await owner.store.url_samples("big.test")
+    assert [decode_sample("big.test", s).url for s in stored] == ["http://big.test/other"]
+    assert rules.stats is not None
+    assert rules.stats.get_value("templates/urls/samples_too_large") == 1
