@@ -21,7 +21,7 @@ from scrapy_templates.sites import host_site
 from scrapy_templates.store.base import StoreError, TemplateStore
 from scrapy_templates.urlnorm.clusters import Sample
 from scrapy_templates.urlnorm.guard import HostGuard
-from scrapy_templates.urlnorm.samples import MAX_SAMPLE_CHARS, encode_sample
+from scrapy_templates.urlnorm.samples import MAX_SAMPLE_CHARS, encode_sample, sample_chars
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ class UrlSampling:
         queued = host.pending.get(sample.url)
         if queued is not None:
             sample = queued.merged(sample)
-        if _chars(sample) > MAX_SAMPLE_CHARS:
+        if sample_chars(sample) > MAX_SAMPLE_CHARS:
             # a store refuses it when read: kept, it would only fill memory and each job
             # (a chain of long redirects and a long canonical reach hundreds of KB)
             host.pending.pop(sample.url, None)
@@ -234,8 +234,3 @@ class UrlSampling:
         """A relearn ended; ``unchanged``: its rules behave as the previous ones did."""
         host = self._of(site)
         host.backoff = min(host.backoff * 2, _MAX_BACKOFF) if unchanged else 1
-
-
-def _chars(sample: Sample) -> int:
-    """The characters of a sample's URLs: what its stored form cannot hold less of."""
-    return len(sample.url) + len(sample.canonical or "") + sum(map(len, sample.redirects))

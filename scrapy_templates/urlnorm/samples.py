@@ -27,6 +27,13 @@ MIN_CONTENT_CHARS = 40
 MAX_SAMPLE_CHARS = 64 * 1024
 
 
+def sample_chars(sample: Sample) -> int:
+    """The characters of a sample's URLs (its own, its canonical, its redirects): what its
+    stored form cannot be shorter than, so over :data:`MAX_SAMPLE_CHARS` it is never read
+    back."""
+    return len(sample.url) + len(sample.canonical or "") + sum(map(len, sample.redirects))
+
+
 def content_hash(content: str) -> str | None:
     """Hash of a page's content text (template pagelets removed), the learner's duplicate
     test: a rotating ad or a session id in the links does not hide a duplicate. Very short
@@ -95,7 +102,7 @@ def page_hash(body: bytes, max_bytes: int) -> str | None:
     less than :data:`MIN_CONTENT_CHARS` of text have no hash (an empty shell says nothing).
     Only the first ``max_bytes`` are read, as a page is cut before its parse: Scrapy lets a
     body grow to a gigabyte, seconds of the crawl's thread."""
-    text = page_text(body[:max_bytes] if len(body) > max_bytes else body)
+    text = page_text(body[:max_bytes])
     if len(text) < MIN_CONTENT_CHARS:
         return None
     return hashlib.blake2b(text, digest_size=8).hexdigest()
