@@ -159,7 +159,7 @@ class _Training:
         return node in self.chain[int(self.leaf[url])]
 
     def column(self, key: str) -> np.ndarray:
-        return self.tree.columns.column(key, len(self.urls))
+        return self.tree.columns.column(key)
 
 
 def learn_rules(

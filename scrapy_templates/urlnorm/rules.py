@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from scrapy_templates.documents import DocumentError, read_document, whole
 
-from .tree import ABSENT, Absent, Token
+from .tree import ABSENT, MAX_DEPTH, Absent, Token
 from .url import AUTHORITY_KEYS, UrlKeys, Value, is_authority_key, is_url_key, split_url, to_url
 
 FORMAT = "scrapy-templates/url-rules"
@@ -30,10 +30,6 @@ OpKind = Literal["keep", "replace", "ignore"]
 _DROPPED_PREFIXES = ("?", ";", "#")
 # pairs of URLs known to be distinct pages that a rule set carries (newest kept)
 MAX_APART = 1000
-# A tree deeper than this is refused, learned or read: each split uses up one key of the
-# URLs below it, and real URLs carry a few dozen keys at most; a site whose every page has
-# a parameter name of its own grew chains 1,600 deep, whose rules took seconds per install.
-MAX_DEPTH = 64
 # The learner keeps three examples of each rule; a document holding more is refused (each
 # example is applied when the rule set is validated).
 MAX_EXAMPLES = 3

@@ -19,6 +19,7 @@ Choices of ours, each cheap and in the spirit of the paper:
 - value frequencies for the salient/trivial cut count distinct duplicate clusters, not URLs,
   and a salient value needs at least two clusters and ``min_share`` of the node's clusters:
   duplicates repeat a page's ID a few times, which must not make an ID look like a directory;
+- a node :data:`MAX_DEPTH` levels below the root is not split: its URLs share one pattern;
 - a value shaped like the name of one object (:func:`is_identifier`: twelve hexadecimal or
   decimal digits or more, a UUID) is never salient: a repository browser links its few
   commits from every page, frequent values that still name no section.
@@ -54,6 +55,11 @@ class Absent:
 ABSENT = Absent()
 Token = str | None | Absent
 WILD = "[^/?#&;]*"
+MAX_DEPTH = 64
+"""The deepest a pattern tree grows, learned or read as rules: each split uses up one key of
+the URLs below it and real URLs carry a few dozen keys at most, while a site whose every
+page carries a parameter name of its own grows a chain of one level per name (1,600 levels
+deep at 3,200 URLs, each level a pass over every key)."""
 
 
 @dataclass
@@ -197,32 +203,71 @@ def salient_values(counts: dict[Token, int], min_share: float) -> set[Token]:
 
 
 class Columns:
-    """Training URLs as one integer column per key (0 = absent). Value ids are shared by
-    all keys, so values of two keys compare as integers."""
+    """Training URLs as integer value ids per key (0 = absent). Value ids are shared by all
+    keys, so values of two keys compare as integers.
+
+    The pairs are held once, row by row; a key's dense column is made the first time it is
+    asked for. A site that gives each page a parameter name of its own (``/item?1234``) has
+    as many keys as URLs, and a column per key would be quadratic in memory."""
 
     def __init__(self, urls: Sequence[UrlKeys]) -> None:
         ids: dict[Token, int] = {ABSENT: 0}
         self.tokens: list[Token] = [ABSENT]
-        lists: dict[str, tuple[list[int], list[int]]] = {}
-        for i, keys in enumerate(urls):
-            for key, value in keys.pairs:
+        key_ids: dict[str, int] = {}
+        keys: list[int] = []
+        vids: list[int] = []
+        lengths: list[int] = []
+        for pairs in urls:
+            for key, value in pairs.pairs:
                 vid = ids.get(value)
                 if vid is None:
                     vid = ids[value] = len(self.tokens)
                     self.tokens.append(value)
-                rows, vids = lists.setdefault(key, ([], []))
-                rows.append(i)
+                kid = key_ids.get(key)
+                if kid is None:
+                    kid = key_ids[key] = len(key_ids)
+                keys.append(kid)
                 vids.append(vid)
-        self.columns: dict[str, np.ndarray] = {}
-        for key, (rows, vids) in lists.items():
-            column = np.zeros(len(urls), dtype=np.int64)
-            column[rows] = vids
-            self.columns[key] = column
+            lengths.append(len(pairs.pairs))
+        self.size = len(urls)
+        self.names: list[str] = sorted(key_ids)
+        """The keys by name; a key's id (its index here) orders ties by name."""
+        self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+        renumber = np.zeros(len(key_ids), dtype=np.int64)
+        for name, kid in key_ids.items():
+            renumber[kid] = self.index[name]
+        self.entry_keys = renumber[np.asarray(keys, dtype=np.int64)]
+        self.entry_values = np.asarray(vids, dtype=np.int64)
+        self.entry_rows = np.repeat(np.arange(len(urls)), lengths)
+        self.starts = np.zeros(len(urls) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=self.starts[1:])
+        self._columns: dict[str, np.ndarray] = {}
 
-    def column(self, key: str, size: int) -> np.ndarray:
-        """The key's column (all absent when no URL has the key)."""
-        found = self.columns.get(key)
-        return found if found is not None else np.zeros(size, dtype=np.int64)
+    def column(self, key: str) -> np.ndarray:
+        """The key's value id in every URL (all absent when no URL has the key)."""
+        found = self._columns.get(key)
+        if found is None:
+            found = np.zeros(self.size, dtype=np.int64)
+            kid = self.index.get(key)
+            if kid is not None:
+                here = self.entry_keys == kid
+                found[self.entry_rows[here]] = self.entry_values[here]
+            found = self._columns[key] = found
+        return found
+
+    def entries(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Key ids and value ids of every pair of the URLs ``members``, in time linear in
+        those pairs whatever the number of keys."""
+        starts = self.starts[members]
+        lengths = self.starts[members + 1] - starts
+        total = int(lengths.sum())
+        offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
+        return self.entry_keys[offsets], self.entry_values[offsets]
+
+    def key_counts(self, members: np.ndarray) -> np.ndarray:
+        """For each key id, how many of ``members`` have the key."""
+        keys, _ = self.entries(members)
+        return np.bincount(keys, minlength=len(self.names))
 
 
 def build_tree(
@@ -237,10 +282,11 @@ def build_tree(
     cols = Columns(urls)
     cluster_of = np.arange(len(urls)) if clusters is None else np.asarray(clusters, dtype=np.int64)
     builder = _Builder(cols, cluster_of, min_share, vary_max, np.arange(len(urls)))
-    todo: list[tuple[int, frozenset[str]]] = [(0, frozenset())]
+    todo: list[tuple[int, frozenset[str], int]] = [(0, frozenset(), 0)]
     while todo:
-        nid, done = todo.pop()
-        todo += builder.grow(nid, done)
+        nid, done, depth = todo.pop()
+        if depth < MAX_DEPTH:
+            todo += [(child, used, depth + 1) for child, used in builder.grow(nid, done)]
     nodes = builder.nodes
     leaf_of = np.zeros(len(urls), dtype=np.int64)
     for node in nodes:
@@ -286,7 +332,7 @@ class _Builder:
             if not salient:
                 node.wild = node.wild | {key}
                 continue
-            column = self.cols.columns[key][members]
+            column = self.cols.column(key)[members]
             salient_ids = [v for v in vids.tolist() if tokens[v] in salient]
             trivial = ~np.isin(column, salient_ids)
             if len(salient_ids) == 1 and not trivial.any():
@@ -299,23 +345,41 @@ class _Builder:
     ) -> tuple[str, np.ndarray] | None:
         """The key not in ``done`` whose values over ``members`` have the lowest entropy
         (ties by name), with its value ids; ``None`` when no such key is held by any
-        member."""
+        member. All keys are measured at once from the members' pairs; the few within
+        rounding of the lowest are measured again one by one over their sorted counts, so
+        keys of equal entropy tie exactly and the name decides."""
+        cols = self.cols
+        keys, values = cols.entries(members)
+        if not len(keys):
+            return None
+        size = len(members)
+        width = len(cols.tokens)
+        pairs, counts = np.unique(keys * width + values, return_counts=True)
+        key_of = pairs // width
+        share = counts / size
+        h = np.bincount(key_of, weights=-share * np.log(share), minlength=len(cols.names))
+        absent = 1.0 - np.bincount(key_of, weights=share, minlength=len(cols.names))
+        missing = absent > 1e-12
+        h[missing] -= absent[missing] * np.log(absent[missing])
+        held = np.bincount(key_of, minlength=len(cols.names)) > 0
+        held[[cols.index[k] for k in done if k in cols.index]] = False
+        if not held.any():
+            return None
+        near = np.flatnonzero(held & (h <= h[held].min() + 1e-9))
         best: tuple[float, str, np.ndarray] | None = None
-        for key, column in self.cols.columns.items():
-            if key in done:
-                continue
-            values, counts = np.unique(column[members], return_counts=True)
-            if len(values) == 1 and values[0] == 0:
-                continue
-            h = entropy(counts)
-            if best is None or (h, key) < (best[0], best[1]):
-                best = (h, key, values)
-        return None if best is None else (best[1], best[2])
+        for kid in near.tolist():
+            key = cols.names[kid]
+            ids, counted = np.unique(cols.column(key)[members], return_counts=True)
+            exact = entropy(np.sort(counted))
+            if best is None or (exact, key) < (best[0], best[1]):
+                best = (exact, key, ids)
+        assert best is not None
+        return best[1], best[2]
 
     def _salient(self, key: str, members: np.ndarray) -> set[Token]:
         """The salient values of ``key`` among ``members``, counted by cluster. A key whose
         values differ between duplicates has none but ``ABSENT``: each value counts once."""
-        column = self.cols.columns[key]
+        column = self.cols.column(key)
         counts = _cluster_counts(column, self.cluster_of, members, self.cols.tokens)
         if varies_within_clusters(column, self.cluster_of, members) > self.vary_max:
             counts = {t: 1 for t in counts if t is not ABSENT} | (
@@ -393,15 +457,16 @@ def _cluster_counts(
 def _describe(node: Node, urls: Sequence[UrlKeys], cols: Columns) -> None:
     """Fill the node's required / optional keys and its example URL."""
     members = node.members
+    counts = cols.key_counts(members)
     required: set[str] = set()
     optional: set[str] = set()
-    for key, column in cols.columns.items():
+    for kid in np.flatnonzero(counts).tolist():
+        key = cols.names[kid]
         if is_authority_key(key):
             continue
-        present = int(np.count_nonzero(column[members]))
-        if present == len(members):
+        if counts[kid] == len(members):
             required.add(key)
-        elif present:
+        else:
             optional.add(key)
     node.required = frozenset(required)
     node.optional = frozenset(optional)

@@ -1,16 +1,22 @@
 import math
 import re
+from collections import Counter
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scrapy_templates.urlnorm.tree import (
     ABSENT,
+    MAX_DEPTH,
+    Columns,
+    _Builder,
     build_tree,
     entropy,
     is_identifier,
     salient_values,
 )
-from scrapy_templates.urlnorm.url import split_url
+from scrapy_templates.urlnorm.url import UrlKeys, split_url
 from tests.urlnorm.url_sets import mirror_site
 
 
@@ -104,3 +110,60 @@ def test_a_pattern_of_a_query_written_with_semicolons_reads_as_a_url() -> None:
     tree = build_tree([split_url(u) for u in urls], list(range(51)))
     globs = [tree.glob(n.id) for n in tree.nodes]
     assert "http://g.example/gitweb.cgi?p=*;a=*;s=*;st=*" in globs
+
+
+def test_a_parameter_name_per_page_grows_the_tree_no_deeper_than_the_limit() -> None:
+    """``/item?1234``: each URL's query is a key of its own, present in that URL alone; split
+    on one key after the other, the tree was a chain as long as the site."""
+    urls = [f"http://h.example/item?{1000 + i}" for i in range(3 * MAX_DEPTH)]
+    tree = build_tree([split_url(u) for u in urls])
+    assert max(len(tree.ancestors(n.id)) for n in tree.nodes) - 1 == MAX_DEPTH
+    for i, url in enumerate(urls):
+        assert tree.match(split_url(url).as_dict())[-1] == tree.leaf_of[i]
+    bottom = tree.nodes[int(tree.leaf_of[-1])]
+    assert bottom.volume == len(urls) - MAX_DEPTH
+    assert bottom.optional == {f"?{1000 + i}" for i in range(MAX_DEPTH, len(urls))}
+
+
+_KEYS = ["path_0", "path_1", "?a", "?b", "?c"]
+_url_keys = st.dictionaries(st.sampled_from(_KEYS), st.sampled_from(["x", "y", "z", None]))
+
+
+def _lowest_by_counting(
+    urls: list[dict[str, str | None]], members: list[int], done: set[str]
+) -> tuple[str, set[object]] | None:
+    """The key of lowest entropy over ``members`` measured key by key (ties by name), and
+    its values: the definition the builder's measure of all keys at once must meet."""
+    best: tuple[float, str, set[object]] | None = None
+    for key in sorted({k for i in members for k in urls[i]} - done):
+        counts = Counter(urls[i].get(key, ABSENT) for i in members)
+        h = entropy(sorted(counts.values()))
+        if best is None or (h, key) < (best[0], best[1]):
+            best = (h, key, set(counts))
+    return None if best is None else (best[1], best[2])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(_url_keys, min_size=1, max_size=30),
+    st.data(),
+)
+def test_the_lowest_entropy_key_is_the_one_counted_key_by_key(
+    urls: list[dict[str, str | None]], data: st.DataObject
+) -> None:
+    members = sorted(
+        data.draw(st.sets(st.integers(0, len(urls) - 1), min_size=1, max_size=len(urls)))
+    )
+    done = data.draw(st.sets(st.sampled_from(_KEYS)))
+    keys = [UrlKeys(tuple(u.items())) for u in urls]
+    cols = Columns(keys)
+    builder = _Builder(cols, np.arange(len(urls)), 0.05, 0.5, np.arange(len(urls)))
+    found = builder._lowest_entropy_key(np.asarray(members), frozenset(done))
+    expected = _lowest_by_counting(urls, members, done)
+    if expected is None:
+        assert found is None
+    else:
+        assert found is not None
+        assert (found[0], {cols.tokens[v] for v in found[1].tolist()}) == expected
+        column = cols.column(found[0])
+        assert [cols.tokens[v] for v in column.tolist()] == [u.get(found[0], ABSENT) for u in urls]
