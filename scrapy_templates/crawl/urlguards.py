@@ -69,6 +69,11 @@ class UrlGuards:
         self.checks = checks
         self._hosts: dict[str, HostGuard[Request]] = {}
         self._refused_before = 0  # results refused by rule sets since replaced
+        # rules in force per host as last counted, their sum, and the highest version put in
+        # force: kept as rule sets change, so an install costs nothing per other host
+        self._counted: dict[str, int] = {}
+        self._rule_total = 0
+        self._top_version = 0
 
     def host(self, site: str) -> HostGuard[Request]:
         """The guard of ``site``, created on first use."""
@@ -132,8 +137,7 @@ class UrlGuards:
         if again is None:
             return False
         self._send_again(again)
-        if self.stats is not None:
-            self.stats.set_value("templates/urls/rules", self.rule_count())
+        self._recount(site)
         return True
 
     def canonical(self, url: str) -> str:
@@ -182,10 +186,20 @@ class UrlGuards:
         else:
             again = host.install_keyed(ruleset, keyed[0], keyed[1], resend=self._crawling())
         self._send_again(again)
-        if self.stats is not None:
-            self.stats.set_value("templates/urls/rules", self.rule_count())
-            self.stats.set_value("templates/urls/rules_version", self.max_version())
+        self._recount(ruleset.site)
         return True
+
+    def _recount(self, site: str) -> None:
+        """The rules of ``site`` changed: update the totals and their stats."""
+        ruleset = self.host(site).ruleset
+        count = ruleset.rule_count if ruleset is not None else 0
+        self._rule_total += count - self._counted.get(site, 0)
+        self._counted[site] = count
+        if ruleset is not None:
+            self._top_version = max(self._top_version, ruleset.version)
+        if self.stats is not None:
+            self.stats.set_value("templates/urls/rules", self._rule_total)
+            self.stats.set_value("templates/urls/rules_version", self._top_version)
 
     def _crawling(self) -> bool:
         try:
@@ -215,10 +229,12 @@ class UrlGuards:
         return self.host(site).checks.counts()
 
     def max_version(self) -> int:
-        return max((h.ruleset.version for h in self._hosts.values() if h.ruleset), default=0)
+        """The highest version of the rule sets put in force."""
+        return self._top_version
 
     def rule_count(self) -> int:
-        return sum(h.ruleset.rule_count for h in self._hosts.values() if h.ruleset)
+        """The rules in force over all hosts."""
+        return self._rule_total
 
     def rulesets(self) -> list[RuleSet]:
         return [h.ruleset for h in self._hosts.values() if h.ruleset is not None]

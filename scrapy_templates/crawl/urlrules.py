@@ -182,6 +182,7 @@ class UrlRules:
         repeated = host.repeated_page(final_url, digest) if to_spider and may_repeat else None
         page = to_spider and repeated is None
         host.note_download({url, final_url}, len(body), page=page, page_hash=digest)
+        self.sampling.responded(site)
         if not (html and self.enabled):
             return repeated
         self.guards.send_checks(host)

@@ -85,8 +85,11 @@ class UrlSampling:
         self.count = count
         self.store: TemplateStore | None = None
         self._hosts: dict[str, _HostSamples] = {}
-        # hosts with samples not yet in the store: a flush visits these only
+        # hosts with samples not yet in the store, and those of them whose batch may have
+        # become ready since the last flush (a sample came, or a response that ripens held
+        # ones): a flush visits the second only, a forced one the first
         self._unflushed: set[str] = set()
+        self._touched: set[str] = set()
         self._rng = random.Random()
 
     def _of(self, site: str) -> _HostSamples:
@@ -99,6 +102,7 @@ class UrlSampling:
         """Queue ``sample``, merged with what is queued or held for its URL."""
         site = host_site(sample.url)
         self._unflushed.add(site)
+        self._touched.add(site)
         host = self._of(site)
         held = host.held.pop(sample.url, None)
         if held is not None:
@@ -143,11 +147,20 @@ class UrlSampling:
         self.add(sample)
         host.urgent = host.urgent or named or repeat
 
+    def responded(self, site: str) -> None:
+        """``site`` had a response: samples it holds may be ready to go."""
+        if site in self._unflushed:
+            self._touched.add(site)
+
     async def flush(self, *, force: bool = False) -> None:
-        """Move queued samples to the store; start learning for hosts that are due."""
+        """Move queued samples to the store; start learning for hosts that are due. Only
+        hosts touched since the last flush are visited (all, when ``force``): a crawl of
+        many hosts holds samples on each of the quiet ones."""
         if self.store is None:
             return
-        for site in list(self._unflushed):
+        sites = list(self._unflushed if force else self._touched & self._unflushed)
+        self._touched.clear()
+        for site in sites:
             batch = self._batch(site, force)
             if not batch:
                 continue

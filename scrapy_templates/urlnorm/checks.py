@@ -159,12 +159,19 @@ class RuleChecks(Generic[T]):
         self._ready: list[Check[T]] = []
         # checks of a rule in new directories, waiting for the directory budget
         self._budgeted: deque[Check[T]] = deque()
-        self._rng = random.Random(seed)
+        # made at the first random draw: a host that never has a rule needs none (2.5 KB)
+        self._seed = seed
+        self._rng: random.Random | None = None
         # pages downloaded; checks sent past the first ones of each rule, per directory and
         # at random
         self._downloads = 0
         self._in_directories = 0
         self._extra = 0
+
+    def _draw(self) -> float:
+        if self._rng is None:
+            self._rng = random.Random(self._seed)
+        return self._rng.random()
 
     @property
     def enabled(self) -> bool:
@@ -190,7 +197,7 @@ class RuleChecks(Generic[T]):
             kind = FREE
         elif seen < self.first:
             kind = BUDGETED
-        elif self._extra < self.share * self._downloads and self._rng.random() < self.share:
+        elif self._extra < self.share * self._downloads and self._draw() < self.share:
             self._extra += 1
             kind = RANDOM
         else:

@@ -55,3 +55,22 @@ def test_a_url_checked_as_a_plain_get_is_a_repeat_later_and_a_post_is_not() -> N
     host.install(RuleSet(site=SITE, version=9, nodes={}, rules={}), resend=False)
     assert guards.decide(Request(get), queued=False).action == DROP
     assert guards.decide(Request(post), queued=False).action == KEEP
+
+
+def test_the_rule_count_follows_installs_and_retractions_on_every_host() -> None:
+    crawler = templates_crawler()
+    guards = runtime(crawler).urls.guards
+    learned = _ruleset()
+    one = RuleSet.from_json(_one_rule_doc("path_0", "b"))
+    assert guards.install(learned, source="test")
+    assert guards.install(dataclasses.replace(one, version=7), source="test")
+
+    def in_force() -> int:
+        return sum(ruleset.rule_count for ruleset in guards.rulesets())
+
+    assert guards.rule_count() == in_force() == learned.rule_count + one.rule_count
+    assert guards.max_version() == 7
+    assert guards.retract(SITE, SID_URL, SID_URL.replace("abc", "other"))
+    assert guards.rule_count() == in_force() < learned.rule_count + one.rule_count
+    assert crawler.stats.get_value("templates/urls/rules") == in_force()
+    assert crawler.stats.get_value("templates/urls/rules_version") == 7

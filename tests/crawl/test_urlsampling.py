@@ -6,6 +6,7 @@ from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.urlnorm.clusters import Sample
 from scrapy_templates.urlnorm.samples import decode_sample
 from tests.crawl.conftest import runtime, templates_crawler
+from tests.urlnorm.test_guard import _ruleset
 
 
 async def learn_from_distinct_pages(host: str, pages: int) -> UrlRules:
@@ -119,3 +120,41 @@ async def test_a_sample_too_large_to_be_read_back_is_not_kept() -> None:
     assert [decode_sample("big.test", s).url for s in stored] == ["http://big.test/other"]
     assert rules.stats is not None
     assert rules.stats.get_value("templates/urls/samples_too_large") == 1
+
+
+async def test_a_flush_visits_the_hosts_touched_since_the_last_one() -> None:
+    """Held download samples wait for twenty more responses of their host. A crawl of many
+    hosts leaves held samples on each quiet one; a flush after every response visits the
+    host that responded, not all of them, and a quiet host's samples still reach the
+    store when it responds again (a non-HTML response counts) or at the last flush."""
+    rules = await learn_from_distinct_pages("seed.test", 1)
+    sampling = rules.sampling
+    ruleset = _ruleset()
+    hosts = [f"quiet{i}.test" for i in range(50)]
+    for site in [*hosts, "busy.test"]:
+        guard = rules.guards.host(site)
+        guard.install(ruleset, resend=False)
+        sampling._of(site).offered = 1000  # past its young samples: downloads are held
+        for n in range(10 if site == "busy.test" else 1):  # a batch on the busy host
+            url = f"http://{site}/page{n}"
+            body = f"<html><body>Page {n} of {site}, a page of its own.</body></html>"
+            rules.note_response(url, url, body.encode(), (), True)
+    await rules.flush()
+    visited: list[str] = []
+    batch = sampling._batch
+
+    def counted(site: str, force: bool) -> list[str]:
+        visited.append(site)
+        return batch(site, force)
+
+    sampling._batch = counted  # type: ignore[method-assign]
+    for i in range(30):
+        url = f"http://busy.test/file{i}.pdf"
+        rules.note_response(url, url, b"%PDF", (), False)
+        await rules.flush()
+    assert set(visited) == {"busy.test"}
+    stored = await rules._store.url_samples("busy.test")  # type: ignore[union-attr]
+    assert len(stored) == 10
+    assert not await rules._store.url_samples("quiet0.test")  # type: ignore[union-attr]
+    await rules.flush(force=True)
+    assert len(await rules._store.url_samples("quiet0.test")) == 1  # type: ignore[union-attr]
