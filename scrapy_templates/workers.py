@@ -2,10 +2,11 @@
 
 A Scrapy crawl runs its engine, downloads and item pipelines on one thread, and parsing a page
 (lxml, the pagelet partition, fingerprints, simhash) is most of what the template pipeline
-costs there. A worker is a fresh interpreter (``python -m scrapy_templates.workers``) that
+costs there. A worker is a fresh interpreter (:mod:`scrapy_templates.worker_process`) that
 reads requests on its stdin and answers on its stdout, one length-prefixed pickle each way:
 the crawl's thread pays for sending the HTML and reading a small answer, and the parse runs on
-another core.
+another core. This module is the crawl's side: the pool, its workers' pipes and their
+deadline.
 
 Workers are new interpreters, never forks of the crawl (a fork of a process with a running
 reactor and threads may inherit a held lock) and never started by :mod:`multiprocessing`'s
@@ -25,29 +26,17 @@ import contextlib
 import logging
 import os
 import pickle
-import signal
-import struct
 import sys
-import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from scrapy_templates.page import Page, PageError, Pagelet, parse_page
-
-try:
-    import fcntl
-except ImportError:  # Windows
-    fcntl = None  # type: ignore[assignment]
+from scrapy_templates.page import Page, PageError, Pagelet
+from scrapy_templates.worker_process import HEADER, PARENT_ENV, ParseOptions, frame
 
 logger = logging.getLogger(__name__)
 
-_HEADER = struct.Struct("<I")
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
-# the crawl's process id, given to its workers (a worker's parent may be gone before it reads
-# its own parent's id)
-PARENT_ENV = "SCRAPY_TEMPLATES_WORKER_PARENT"
 
 
 def worker_count(value: int | None) -> int:
@@ -68,38 +57,8 @@ class WorkerStarting(WorkerUnavailable):
     caller than queued behind an interpreter's start (a few tenths of a second)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ParseOptions:
-    """What :func:`scrapy_templates.page.parse_page` is called with, and what the detached
-    page must still answer (see :meth:`scrapy_templates.page.Page.detach`)."""
-
-    k: int = 3
-    max_bytes: int = 5_000_000
-    max_tags: int = 100_000
-    main_path: str | None = None
-    blocks: bool = False
-
-
-def _to_wire(page: Page) -> tuple[Any, ...]:
-    """A detached page as plain tuples (faster to pickle than dataclasses and named
-    tuples)."""
-    return (
-        page.url,
-        [tuple(p) for p in page.pagelets],
-        page.title,
-        page.simhash,
-        page.text_hash,
-        page.notes,
-        page.canonical,
-        page.h1,
-        page.sequence,
-        page.below,
-        page.block_texts,
-        page.hidden,
-    )
-
-
-def _from_wire(wire: tuple[Any, ...]) -> Page:
+def from_wire(wire: tuple[Any, ...]) -> Page:
+    """A page as :func:`~scrapy_templates.worker_process.to_wire` sent it."""
     url, pagelets, title, simhash, text_hash, notes, canonical, h1, sequence, *rest = wire
     below, blocks, hidden = rest
     return Page(
@@ -118,57 +77,6 @@ def _from_wire(wire: tuple[Any, ...]) -> Page:
         block_texts=blocks,
         hidden=hidden,
     )
-
-
-def answer(html: str | bytes, url: str, options: ParseOptions) -> tuple[Any, ...]:
-    """What a worker sends back for one page: ``("page", wire)`` or ``("page-error", reason,
-    message)``; any other exception propagates."""
-    try:
-        page = parse_page(
-            html, url, k=options.k, max_bytes=options.max_bytes, max_tags=options.max_tags
-        )
-    except PageError as exc:
-        return ("page-error", exc.reason, str(exc))
-    return ("page", _to_wire(page.detach(options.main_path, options.blocks)))
-
-
-def _read(stream: BinaryIO) -> Any:
-    head = stream.read(_HEADER.size)
-    if len(head) < _HEADER.size:
-        raise EOFError
-    (size,) = _HEADER.unpack(head)
-    return pickle.loads(stream.read(size))
-
-
-def _frame(message: Any) -> bytes:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    return _HEADER.pack(len(data)) + data
-
-
-def serve(requests: BinaryIO, replies: BinaryIO) -> None:
-    """The worker's loop: answer requests until the input ends. A request is a page to
-    parse, ``(ident, "parse", html, url, options)``, or a host's URL-rule work,
-    ``(ident, "urls", job)``, answered by the worker's own keyring (see
-    :mod:`scrapy_templates.urlnorm.jobs`)."""
-    keyring = None
-    reply: tuple[Any, ...]
-    while True:
-        try:
-            ident, kind, *args = _read(requests)
-        except EOFError:
-            return
-        try:
-            if kind == "urls":
-                from scrapy_templates.urlnorm.jobs import Keyring
-
-                keyring = keyring or Keyring()
-                reply = (ident, "keyed", keyring.run(args[0]))
-            else:
-                reply = (ident, *answer(*args))
-        except Exception as exc:  # the caller does this work itself
-            reply = (ident, "error", f"{type(exc).__name__}: {exc}")
-        replies.write(_frame(reply))
-        replies.flush()
 
 
 class _Worker:
@@ -218,7 +126,7 @@ class _Worker:
         stdout = self.process.stdout
         try:
             while True:
-                (size,) = _HEADER.unpack(await stdout.readexactly(_HEADER.size))
+                (size,) = HEADER.unpack(await stdout.readexactly(HEADER.size))
                 ident, kind, *rest = pickle.loads(await stdout.readexactly(size))
                 if kind == "ready":
                     self.ready = True
@@ -228,7 +136,7 @@ class _Worker:
                 if future is None or future.done():
                     continue
                 if kind == "page":
-                    future.set_result(_from_wire(rest[0]))
+                    future.set_result(from_wire(rest[0]))
                 elif kind == "keyed":
                     future.set_result(rest[0])
                 elif kind == "page-error":
@@ -262,8 +170,9 @@ class _Worker:
 
 
 class WorkerPool:
-    """``size`` workers, each request sent to the one with the fewest in hand; ``role``
-    names them in the log (``parse``, ``URL-rule``).
+    """``size`` workers, each request sent to the one with the fewest in hand; ``work``: what
+    they are started for, ``parse`` or ``urls`` (see :mod:`~scrapy_templates.worker_process`);
+    ``role`` names them in the log (``parse``, ``URL-rule``).
 
     A worker that dies is replaced, at most ``max_restarts`` times in all; after that the
     pool has no workers and every :meth:`parse` raises :class:`WorkerUnavailable`. A worker
@@ -271,10 +180,16 @@ class WorkerPool:
     against ``max_restarts`` (``timeouts`` counts them)."""
 
     def __init__(
-        self, size: int, max_restarts: int = 3, deadline: float = 30.0, role: str = "parse"
+        self,
+        size: int,
+        max_restarts: int = 3,
+        deadline: float = 30.0,
+        role: str = "parse",
+        work: str = "parse",
     ) -> None:
         self.size = size
         self.role = role
+        self.work = work
         self.restarts_left = max_restarts
         self.deadline = deadline
         self.workers: list[_Worker] = []
@@ -323,7 +238,8 @@ class WorkerPool:
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "scrapy_templates.workers",
+                "scrapy_templates.worker_process",
+                self.work,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 env=env,
@@ -378,7 +294,7 @@ class WorkerPool:
     async def _call(self, kind: str, *args: Any) -> Any:
         worker = await self._worker()
         self._ident += 1
-        return await worker.send(self._ident, _frame((self._ident, kind, *args)))
+        return await worker.send(self._ident, frame((self._ident, kind, *args)))
 
     async def close(self, timeout: float = 5.0) -> None:
         self._closed = True
@@ -389,55 +305,3 @@ class WorkerPool:
         self.lost += sum(not w.alive for w in self.workers)
         await asyncio.gather(*(w.close(timeout) for w in self.workers))
         self.workers = []
-
-
-def _exit_with_parent(parent: int, every: float = 0.5) -> None:
-    """End this process when its parent is gone (it was re-parented): a crawl that is killed
-    never closes the worker's input, and a worker in the middle of a long page would not read
-    it anyway. lxml parses without the GIL, so this thread runs during a parse."""
-    while True:
-        time.sleep(every)
-        if os.getppid() != parent:
-            os._exit(1)
-
-
-# a pipe's capacity asked for: a few dozen pages each way (Linux allows unprivileged
-# processes up to ``/proc/sys/fs/pipe-max-size``, 1 MB by default)
-PIPE_BYTES = 1 << 20
-
-
-def widen_pipes(fds: tuple[int, ...] = (0, 1), size: int = PIPE_BYTES) -> None:
-    """Raise the capacity of the pipes on ``fds`` (Linux; elsewhere, or past the system's
-    limit, they keep theirs). The crawl's event loop moves data through a worker's pipes once
-    per turn, and a turn of a busy crawl lasts tens of milliseconds: with the default 64 KB —
-    three documentation pages — the worker idled between turns while hundreds of items waited
-    for it in the pipeline, holding their parsed pages (the garbage collector's work) and
-    finishing long after the last download. The kernel counts the capacity against the user's
-    pipe quota (64 MB by default): some thirty workers would exhaust it, and its next pipes
-    would start small."""
-    set_size = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
-    if set_size is None:
-        return
-    for fd in fds:
-        with contextlib.suppress(OSError):
-            fcntl.fcntl(fd, set_size, size)
-
-
-def main() -> None:
-    """Serve on stdin / stdout; anything else that writes to stdout goes to stderr instead, so
-    it cannot corrupt the replies. Ctrl-C reaches the whole process group: the worker leaves
-    it to the crawl, which shuts down gracefully with the pages in flight and then closes the
-    worker's input. A killed crawl takes its workers with it (:func:`_exit_with_parent`)."""
-    parent = int(os.environ.get(PARENT_ENV) or os.getppid())
-    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    widen_pipes()
-    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    replies.write(_frame((0, "ready")))  # the parser is imported: pages may come
-    replies.flush()
-    serve(sys.stdin.buffer, replies)
-
-
-if __name__ == "__main__":
-    main()

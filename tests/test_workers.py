@@ -18,18 +18,16 @@ import lxml.etree
 import pytest
 
 from scrapy_templates.page import Detached, Page, PageError, parse_elements, parse_page
-from scrapy_templates.workers import (
+from scrapy_templates.worker_process import (
     PARENT_ENV,
     PIPE_BYTES,
     ParseOptions,
-    WorkerPool,
-    WorkerStarting,
-    WorkerUnavailable,
-    _frame,
-    _read,
+    frame,
+    read_message,
     serve,
     widen_pipes,
 )
+from scrapy_templates.workers import WorkerPool, WorkerStarting, WorkerUnavailable
 
 LINKS = "".join(f'<li><a href="/s{i}">Section {i}</a></li>' for i in range(4))
 HTML = f"""<html><head><title>A page</title><link rel="canonical" href="/c">
@@ -71,18 +69,18 @@ def same_page(a: Page, b: Page) -> None:
 
 def test_serve_answers_pages_and_page_errors_in_order() -> None:
     requests = io.BytesIO(
-        _frame((1, "parse", HTML, "http://s/p", ParseOptions()))
-        + _frame((2, "parse", b"%PDF-1.4 binary", "http://s/f.pdf", ParseOptions()))
+        frame((1, "parse", HTML, "http://s/p", ParseOptions()))
+        + frame((2, "parse", b"%PDF-1.4 binary", "http://s/f.pdf", ParseOptions()))
     )
     replies = io.BytesIO()
     serve(requests, replies)
     replies.seek(0)
-    first, second = _read(replies), _read(replies)
+    first, second = read_message(replies), read_message(replies)
     assert first[:2] == (1, "page")
     assert first[2][0] == "http://s/p"
     assert second == (2, "page-error", "not-html", "body does not look like HTML")
     with pytest.raises(EOFError):
-        _read(replies)
+        read_message(replies)
 
 
 async def test_a_worker_parses_as_the_crawl_thread_would() -> None:
@@ -207,9 +205,9 @@ async def test_a_workers_request_pipe_holds_many_pages() -> None:
 
 
 def test_wire_frames_are_length_prefixed_pickles() -> None:
-    frame = _frame(("x", 1))
-    assert int.from_bytes(frame[:4], "little") == len(frame) - 4
-    assert pickle.loads(frame[4:]) == ("x", 1)
+    framed = frame(("x", 1))
+    assert int.from_bytes(framed[:4], "little") == len(framed) - 4
+    assert pickle.loads(framed[4:]) == ("x", 1)
 
 
 async def test_a_worker_that_cannot_start_leaves_an_empty_pool(
@@ -277,7 +275,7 @@ def test_a_worker_whose_crawl_is_killed_exits() -> None:
             "-c",
             "import os, subprocess, sys\n"
             f"env = dict(os.environ, {PARENT_ENV}=str(os.getpid()))\n"
-            "command = [sys.executable, '-m', 'scrapy_templates.workers']\n"
+            "command = [sys.executable, '-m', 'scrapy_templates.worker_process']\n"
             "worker = subprocess.Popen(command, env=env)\n"
             "print(worker.pid, flush=True)\n"
             "os._exit(0)\n",
@@ -315,3 +313,32 @@ async def test_a_worker_does_url_rule_jobs_with_a_keyring_of_its_own() -> None:
         # the worker kept the URL: the next job answers with what changed
         again = await pool.run_url_job(UrlJob("h.test", 2, [], [], 1, published=job.published))
         assert (again.full, again.added, again.removed) == (False, [], [])
+
+
+@pytest.mark.parametrize(
+    ("work", "imported", "left_out"),
+    [
+        ("parse", "scrapy_templates.page", "scrapy_templates.urlnorm.jobs"),
+        ("urls", "scrapy_templates.urlnorm.jobs", "scrapy_templates.page"),
+    ],
+)
+def test_a_worker_imports_its_own_work_only(work: str, imported: str, left_out: str) -> None:
+    """Two workers start while the crawl's first pages download: on two cores, each module a
+    worker imports is time taken from the crawl."""
+    script = (
+        "import sys\n"
+        "from scrapy_templates import worker_process\n"
+        f"worker_process.main({work!r})\n"  # serves until its input ends: at once
+        "loaded = [m for m in ('asyncio', 'scrapy', 'twisted', "
+        f"{imported!r}, {left_out!r}) if m in sys.modules]\n"
+        "print(' '.join(loaded), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    assert read_message(io.BytesIO(done.stdout)) == (0, "ready")
+    assert done.stderr.decode().split() == [imported]

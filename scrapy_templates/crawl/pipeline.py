@@ -25,13 +25,8 @@ from scrapy_templates.sites import page_id
 from scrapy_templates.store.base import StoreError
 from scrapy_templates.templates.marking import PageMarks
 from scrapy_templates.urlnorm.samples import content_hash as text_hash
-from scrapy_templates.workers import (
-    ParseOptions,
-    WorkerPool,
-    WorkerStarting,
-    WorkerUnavailable,
-    worker_count,
-)
+from scrapy_templates.worker_process import ParseOptions
+from scrapy_templates.workers import WorkerPool, WorkerStarting, WorkerUnavailable, worker_count
 
 logger = logging.getLogger(__name__)
 

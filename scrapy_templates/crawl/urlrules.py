@@ -99,7 +99,7 @@ class UrlRules:
         self._owner = ""
         self.keyring = Keyring()
         self.pool = (
-            WorkerPool(1, deadline=_JOB_DEADLINE, role="URL-rule")
+            WorkerPool(1, deadline=_JOB_DEADLINE, role="URL-rule", work="urls")
             if worker_count(config.parse_workers) > 0 and self.enabled
             else None
         )
