@@ -261,12 +261,12 @@ class UrlRules:
         """A marked page's sample: its page simhash and content hash; ``content``, the texts
         of its content pagelets, ends an open check of ``url``."""
         if self.enabled:
-            self.sampling.add(Sample(url, simhash=simhash, text_hash=text_hash))
             self.release(url)
             try:
                 site = host_site(url)
-            except ValueError:
+            except ValueError:  # an item's URL the spider wrote: no host, no sample
                 return
+            self.sampling.add(Sample(url, simhash=simhash, text_hash=text_hash))
             outcome = self.guards.host(site).checks.content(url, content_sketch(content))
             if outcome is not None:
                 self._ended(site, outcome)

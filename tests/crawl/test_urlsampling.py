@@ -158,3 +158,17 @@ async def test_a_flush_visits_the_hosts_touched_since_the_last_one() -> None:
     assert not await rules._store.url_samples("quiet0.test")  # type: ignore[union-attr]
     await rules.flush(force=True)
     assert len(await rules._store.url_samples("quiet0.test")) == 1  # type: ignore[union-attr]
+
+
+async def test_an_item_url_without_a_host_is_not_sampled() -> None:
+    """A spider may write any URL on its item: one that names no host leaves no sample and
+    raises nothing; the pages around it are sampled."""
+    crawler = templates_crawler()
+    owner = runtime(crawler)
+    await owner.store.open()
+    rules: UrlRules = owner.urls
+    rules.attach(owner.store, owner.owner)
+    rules.add_page("http://[::1/broken", simhash=1, text_hash="0" * 16)
+    rules.add_page("http://ok.test/page", simhash=2, text_hash="1" * 16)
+    await rules.flush(force=True)
+    assert len(await owner.store.url_samples("ok.test")) == 1
