@@ -182,7 +182,7 @@ class UrlRules:
         repeated = host.repeated_page(final_url, digest) if to_spider and may_repeat else None
         page = to_spider and repeated is None
         host.note_download({url, final_url}, len(body), page=page, page_hash=digest)
-        self.sampling.responded(site)
+        self.sampling.touch(site)
         if not (html and self.enabled):
             return repeated
         self.guards.send_checks(host)
@@ -326,6 +326,7 @@ class UrlRules:
             # the keyring's rule set keeps apart the pages known distinct here
             ruleset = keyed.ruleset or ruleset
             installed = self.guards.install(ruleset, source=source, keyed=(keyed, mark))
+        self.sampling.touch(site)
         if installed and source == "store":
             logger.info(
                 "scrapy-templates: URL rules of %s v%d (%d rules) from the store",
@@ -456,6 +457,7 @@ class UrlRules:
             learned = learned.with_checks(self.guards.check_counts(site))
             if not self.guards.install(learned, source="crawl", keyed=(keyed, mark)):
                 return None
+        self.sampling.touch(site)
         same = before.behaves_like(learned) if before is not None else not learned.rules
         self.sampling.learned(site, unchanged=before is not None and same)
         self._inc("templates/urls/learn_count")

@@ -147,8 +147,9 @@ class UrlSampling:
         self.add(sample)
         host.urgent = host.urgent or named or repeat
 
-    def responded(self, site: str) -> None:
-        """``site`` had a response: samples it holds may be ready to go."""
+    def touch(self, site: str) -> None:
+        """``site``'s samples may be ready to go: it had a response (held samples ripen),
+        or its rules changed (a host without rules stores its samples one at a time)."""
         if site in self._unflushed:
             self._touched.add(site)
 

@@ -345,9 +345,10 @@ class _Builder:
     ) -> tuple[str, np.ndarray] | None:
         """The key not in ``done`` whose values over ``members`` have the lowest entropy
         (ties by name), with its value ids; ``None`` when no such key is held by any
-        member. All keys are measured at once from the members' pairs; the few within
-        rounding of the lowest are measured again one by one over their sorted counts, so
-        keys of equal entropy tie exactly and the name decides."""
+        member. All keys are measured at once from the members' pairs; those within rounding
+        of the lowest are measured again one by one over their sorted counts, so keys of
+        equal entropy tie exactly and the name decides (a site whose every URL has a key of
+        its own ties them all: no key's column is made here)."""
         cols = self.cols
         keys, values = cols.entries(members)
         if not len(keys):
@@ -366,10 +367,17 @@ class _Builder:
         if not held.any():
             return None
         near = np.flatnonzero(held & (h <= h[held].min() + 1e-9))
+        firsts = np.searchsorted(key_of, near, side="left").tolist()
+        ends = np.searchsorted(key_of, near, side="right").tolist()
         best: tuple[float, str, np.ndarray] | None = None
-        for kid in near.tolist():
+        for kid, first, end in zip(near.tolist(), firsts, ends, strict=True):
             key = cols.names[kid]
-            ids, counted = np.unique(cols.column(key)[members], return_counts=True)
+            counted = counts[first:end]
+            ids = pairs[first:end] - kid * width
+            missing_count = size - int(counted.sum())
+            if missing_count:
+                counted = np.append(counted, missing_count)
+                ids = np.insert(ids, 0, 0)
             exact = entropy(np.sort(counted))
             if best is None or (exact, key) < (best[0], best[1]):
                 best = (exact, key, ids)

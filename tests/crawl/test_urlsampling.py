@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.urlnorm.clusters import Sample
+from scrapy_templates.urlnorm.rules import RuleSet
 from scrapy_templates.urlnorm.samples import decode_sample
 from tests.crawl.conftest import runtime, templates_crawler
-from tests.urlnorm.test_guard import _ruleset
+from tests.urlnorm.test_guard import SITE, _ruleset
 
 
 async def learn_from_distinct_pages(host: str, pages: int) -> UrlRules:
@@ -172,3 +173,21 @@ async def test_an_item_url_without_a_host_is_not_sampled() -> None:
     rules.add_page("http://ok.test/page", simhash=2, text_hash="1" * 16)
     await rules.flush(force=True)
     assert len(await owner.store.url_samples("ok.test")) == 1
+
+
+async def test_samples_waiting_for_a_batch_go_once_the_host_has_no_rules() -> None:
+    """A host with rules stores its samples ten at a time; when its rules go, the ones
+    waiting are due one at a time, and the next flush stores them."""
+    rules = await learn_from_distinct_pages("seed.test", 1)
+    assert rules.guards.install(_ruleset(), source="test")
+    rules.sampling._of(SITE).offered = 1000  # past its young samples
+    for i in range(3):
+        rules.add_page(f"http://{SITE}/page{i}", simhash=i, text_hash=f"{i:016x}")
+    await rules.flush()
+    store = rules._store
+    assert store is not None
+    assert not await store.url_samples(SITE)
+    await rules._install_published(RuleSet(site=SITE, version=99, nodes=[], rules={}))
+    assert not rules.guards.host(SITE).has_rules
+    await rules.flush()
+    assert len(await store.url_samples(SITE)) == 3

@@ -123,6 +123,9 @@ def test_a_parameter_name_per_page_grows_the_tree_no_deeper_than_the_limit() -> 
     bottom = tree.nodes[int(tree.leaf_of[-1])]
     assert bottom.volume == len(urls) - MAX_DEPTH
     assert bottom.optional == {f"?{1000 + i}" for i in range(MAX_DEPTH, len(urls))}
+    # a column over all URLs is made for the keys split on, not for every key: one per
+    # key is quadratic in the URLs
+    assert len(tree.columns._columns) <= MAX_DEPTH + 4 < len(tree.columns.names)
 
 
 _KEYS = ["path_0", "path_1", "?a", "?b", "?c"]
