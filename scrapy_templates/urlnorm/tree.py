@@ -252,7 +252,7 @@ class Columns:
             if kid is not None:
                 here = self.entry_keys == kid
                 found[self.entry_rows[here]] = self.entry_values[here]
-            found = self._columns[key] = found
+            self._columns[key] = found
         return found
 
     def entries(self, members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -359,10 +359,11 @@ class _Builder:
         key_of = pairs // width
         share = counts / size
         h = np.bincount(key_of, weights=-share * np.log(share), minlength=len(cols.names))
-        absent = 1.0 - np.bincount(key_of, weights=share, minlength=len(cols.names))
-        missing = absent > 1e-12
-        h[missing] -= absent[missing] * np.log(absent[missing])
-        held = np.bincount(key_of, minlength=len(cols.names)) > 0
+        present = np.bincount(key_of, weights=counts, minlength=len(cols.names))
+        absent = (size - present) / size
+        missing = absent > 0
+        h[missing] = h[missing] - absent[missing] * np.log(absent[missing])
+        held = present > 0
         held[[cols.index[k] for k in done if k in cols.index]] = False
         if not held.any():
             return None
