@@ -13,7 +13,7 @@ import json
 import logging
 from pathlib import Path
 
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.crawler import Crawler
 
 from scrapy_templates.sites import host_site
@@ -74,6 +74,8 @@ class UrlGuards:
         self._counted: dict[str, int] = {}
         self._rule_total = 0
         self._top_version = 0
+        if enabled:
+            crawler.signals.connect(self.scheduled, signal=signals.request_scheduled)
 
     def host(self, site: str) -> HostGuard[Request]:
         """The guard of ``site``, created on first use."""
@@ -106,6 +108,16 @@ class UrlGuards:
         if verdict.action != KEEP:
             self.send_checks(host)
         return verdict
+
+    def scheduled(self, request: Request) -> None:
+        """``request`` reached the scheduler, past every spider middleware: its page is
+        requested (the spider middleware's verdict notes nothing, as a middleware after it
+        may still drop the request)."""
+        if request.meta.get(OPT_OUT):
+            return
+        host = self.guard(request.url)
+        if host is not None:
+            host.note_requested(request.url)
 
     def send_checks(self, host: HostGuard[Request]) -> None:
         """Send the checks ``host`` chose: each request as the spider asked for it, past the

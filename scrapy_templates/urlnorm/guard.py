@@ -169,8 +169,11 @@ class HostGuard(Generic[T]):
     ) -> Verdict:
         """The verdict on a request for ``url`` (``token``: the request, remembered when
         rewritten or dropped). ``queued``: the request was enqueued already (a downloader
-        sees it), so a rewrite withdraws ``url``; otherwise it is about to be, and is noted
-        as requested. ``defer``: ``(priority, rate)`` — a URL no rule rewrites whose form
+        sees it), so a rewrite withdraws ``url`` and its rewritten request is noted as
+        requested; otherwise it is on its way to the scheduler, and the caller notes it
+        (:meth:`note_requested`) once it gets there: another middleware may drop it before
+        (``DEPTH_LIMIT``), and a page never requested must not turn away its other URLs.
+        ``defer``: ``(priority, rate)`` — a URL no rule rewrites whose form
         showed at least ``rate`` duplicates in training is deferred by ``priority``.
         ``filtered``: the dupefilter would drop a second request for ``url`` (a plain GET
         without ``dont_filter``); only such a request for a URL sent again is dropped here.
@@ -188,8 +191,6 @@ class HostGuard(Generic[T]):
         if canonical == url:
             if not queued and filtered and url_key(url) in self.resent:  # as the dupefilter
                 return Verdict(DROP, url, repeat=True)
-            if not queued:
-                self.note_requested(url)
             deferral = 0
             if defer_by > 0 and rate is not None and rate >= defer_rate:
                 deferral = defer_by
@@ -212,7 +213,8 @@ class HostGuard(Generic[T]):
             return Verdict(DROP, canonical, fetched=True, repeat=repeat)
         if self.is_pending(key):
             return Verdict(DROP, canonical, repeat=repeat)
-        self.requested.add(key)
+        if queued:
+            self.requested.add(key)
         return Verdict(REWRITE, canonical)
 
     def take_checks(self) -> list[Check[T]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from urllib.parse import urlsplit
 
 import pytest
@@ -164,3 +165,61 @@ def test_a_rule_wrong_in_one_section_is_retracted_and_its_pages_fetched(
     assert stats["templates/urls/revisited"] >= 2 * ITEMS - 1
     assert stats["templates/urls/rules"] == 0
     assert "retracted" in result.log
+
+
+# Two requests at a time: ``/c`` answers a second late, so ``/b`` and ``/d`` are parsed first,
+# and the page ``/target`` is first linked beyond the depth limit (from ``/d``, depth 3),
+# then within it (from ``/c``, depth 2).
+_CHAIN = {
+    "/": ["/c", "/b"],
+    "/b": ["/d"],
+    "/d": ["/target?sid=x8d"],
+    "/c": ["/target?sid=x8c"],
+}
+
+
+def _chain_page(path: str) -> tuple[int, str]:
+    route = path.split("?")[0]
+    if route != "/target" and route not in _CHAIN:
+        return 404, "<html><body><h1>Not found</h1></body></html>"
+    if route == "/c":
+        time.sleep(1.0)
+    links = "".join(f'<li><a href="{href}">{href}</a></li>' for href in _CHAIN.get(route, []))
+    return 200, (
+        f"<html><head><title>{route}</title></head><body><h1>Page {route}</h1>"
+        f"<p>What {route} says, in words of its own.</p><ul>{links}</ul></body></html>"
+    )
+
+
+def test_a_request_another_middleware_drops_does_not_keep_its_page_out(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Scrapy's ``DepthMiddleware`` drops the link to ``/target`` found beyond
+    ``DEPTH_LIMIT``, after the URL rules rewrote it: the page was never requested, and the
+    link found within the limit later fetches it, as it does in plain Scrapy."""
+    from demo.site import DemoSite
+
+    from scrapy_templates.sites import host_site
+    from scrapy_templates.urlnorm.learn import learn_rules
+
+    out = tmp_path_factory.mktemp("depth")
+    with DemoSite(render_page=_chain_page) as site:
+        # the sample: every session id of /target is one page, each article another
+        urls = [f"{site.url}target?sid=x{n}" for n in range(20)]
+        urls += [f"{site.url}article{n}?sid=y{n}" for n in range(10)]
+        clusters = [0] * 20 + list(range(1, 11))
+        ruleset = learn_rules(urls, clusters, site=host_site(site.url)).ruleset
+        assert ruleset.apply(f"{site.url}target?sid=x8c") == f"{site.url}target"
+        (out / "rules.json").write_text(ruleset.dumps())
+        common = {"CONCURRENT_REQUESTS": 2, "DEPTH_LIMIT": 2}
+        plain = run_crawl(out / "plain", start=site.url, ADDONS={}, **common)
+        result = run_crawl(
+            out / "rules",
+            start=site.url,
+            TEMPLATES_URL_RULES_FILE=str(out / "rules.json"),
+            TEMPLATES_URL_MIN_SAMPLES=10_000,
+            **common,
+        )
+    assert any(urlsplit(i["url"]).path == "/target" for i in plain.items)
+    assert [urlsplit(i["url"]).path for i in result.items if "target" in i["url"]] == ["/target"]
+    assert result.stats["templates/urls/rewritten"] == 2

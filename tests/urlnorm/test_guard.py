@@ -5,7 +5,7 @@ from __future__ import annotations
 from pytest import MonkeyPatch
 
 from scrapy_templates.urlnorm.checks import RuleChecks
-from scrapy_templates.urlnorm.guard import DROP, KEEP, REWRITE, HostGuard, url_key
+from scrapy_templates.urlnorm.guard import DROP, KEEP, REWRITE, HostGuard, Verdict, url_key
 from scrapy_templates.urlnorm.learn import learn_rules
 from scrapy_templates.urlnorm.rules import RuleSet
 from tests.urlnorm.url_sets import mirror_site
@@ -20,25 +20,45 @@ def _ruleset() -> RuleSet:
     return learn_rules(urls, clusters, site=SITE).ruleset
 
 
+def _sent(guard: HostGuard[str], url: str, token: str) -> Verdict:
+    """The spider middleware's verdict on a request, and — as when a request it lets go
+    reaches the scheduler — the request noted as requested."""
+    verdict = guard.decide(url, token, queued=False)
+    if verdict.action != DROP:
+        guard.note_requested(verdict.url)
+    return verdict
+
+
 def _guard() -> HostGuard[str]:
     guard: HostGuard[str] = HostGuard()
     assert guard.install(_ruleset(), resend=True) == []
     return guard
 
 
-def test_without_rules_every_url_is_kept_and_noted_as_requested() -> None:
+def test_without_rules_every_url_is_kept_and_requested_once_it_is_scheduled() -> None:
     guard: HostGuard[str] = HostGuard()
     verdict = guard.decide(SID_URL, "r1", queued=False, defer=(100, 0.0))
     assert (verdict.action, verdict.url, verdict.defer) == (KEEP, SID_URL, 0)
+    # a middleware after the guard may still drop it (DEPTH_LIMIT): not requested yet
+    assert not guard.is_pending(url_key(SID_URL))
+    guard.note_requested(SID_URL)
     assert guard.is_pending(url_key(SID_URL))
+
+
+def test_a_rewritten_request_dropped_before_the_scheduler_keeps_no_url_out() -> None:
+    guard = _guard()
+    deep = guard.decide(SID_URL, "r1", queued=False)
+    assert deep.action == REWRITE  # and then dropped by another middleware: never scheduled
+    other = guard.decide(SID_URL.replace("abc", "zzz"), "r2", queued=False)
+    assert (other.action, other.url) == (REWRITE, deep.url)
 
 
 def test_a_variant_is_rewritten_once_and_dropped_while_its_page_is_pending() -> None:
     guard = _guard()
-    first = guard.decide(SID_URL, "r1", queued=False)
+    first = _sent(guard, SID_URL, "r1")
     assert first.action == REWRITE and first.url != SID_URL
     assert first.url == guard.canonical(SID_URL)
-    second = guard.decide(SID_URL.replace("abc", "zzz"), "r2", queued=False)
+    second = _sent(guard, SID_URL.replace("abc", "zzz"), "r2")
     assert (second.action, second.url) == (DROP, first.url)
 
 
@@ -54,16 +74,16 @@ def test_a_variant_of_a_downloaded_page_is_dropped_and_the_saving_estimated() ->
 def test_a_drop_says_why_and_whether_the_dupefilter_would_have_dropped_it_anyway() -> None:
     guard = _guard()
     canonical = guard.canonical(SID_URL)
-    pending = guard.decide(SID_URL, "r1", queued=False)
+    pending = _sent(guard, SID_URL, "r1")
     assert pending.action == REWRITE
     other = SID_URL.replace("abc", "zzz")
-    waiting = guard.decide(other, "r2", queued=False)
+    waiting = _sent(guard, other, "r2")
     assert (waiting.action, waiting.fetched, waiting.repeat) == (DROP, False, False)
     guard.note_download([canonical], 1000, page=True)
     third = SID_URL.replace("abc", "yyy")
-    fetched = guard.decide(third, "r3", queued=False)
+    fetched = _sent(guard, third, "r3")
     assert (fetched.action, fetched.fetched, fetched.repeat) == (DROP, True, False)
-    again = guard.decide(third, "r4", queued=False)  # the same link once more
+    again = _sent(guard, third, "r4")  # the same link once more
     assert (again.action, again.fetched, again.repeat) == (DROP, True, True)
 
 
@@ -113,9 +133,9 @@ def test_a_rule_set_without_rules_is_walked_only_to_defer(monkeypatch: MonkeyPat
 
 def test_an_install_that_maps_otherwise_sends_again_what_went_elsewhere() -> None:
     guard = _guard()
-    assert guard.decide(SID_URL, "r1", queued=False).action == REWRITE
+    assert _sent(guard, SID_URL, "r1").action == REWRITE
     other = SID_URL.replace("abc", "zzz")
-    assert guard.decide(other, "r2", queued=False).action == DROP
+    assert _sent(guard, other, "r2").action == DROP
     same = RuleSet.loads(_ruleset().dumps())
     assert guard.install(same, resend=True) == [], "the same mapping sends nothing again"
     empty = RuleSet(site=SITE, version=same.version + 1, nodes={}, rules={})
@@ -339,9 +359,9 @@ def test_a_silent_relearn_sends_again_what_no_download_stands_for() -> None:
     from scrapy_templates.urlnorm.jobs import Keyed
 
     guard = _guard()
-    assert guard.decide(SID_URL, "r0", queued=False).action == REWRITE
+    assert _sent(guard, SID_URL, "r0").action == REWRITE
     other = SID_URL.replace("abc", "x1")
-    assert guard.decide(other, "r1", queued=False).action == DROP
+    assert _sent(guard, other, "r1").action == DROP
     guard.note_withdrawn(guard.canonical(SID_URL))
     _, count, mark = guard.job_input()
     silent = RuleSet(site=SITE, version=9, nodes=[], rules={})
