@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 from types import SimpleNamespace
 
-from scrapy import Request
+from scrapy import Request, signals
 
+from scrapy_templates.crawl.urlguards import OPT_OUT
 from scrapy_templates.urlnorm.checks import RuleChecks
-from scrapy_templates.urlnorm.guard import DROP, KEEP
+from scrapy_templates.urlnorm.guard import DROP, KEEP, url_key
 from scrapy_templates.urlnorm.rules import Op, RuleSet
 from tests.crawl.conftest import runtime, templates_crawler
 from tests.urlnorm.test_guard import SID_URL, SITE, _ruleset
@@ -74,3 +75,22 @@ def test_the_rule_count_follows_installs_and_retractions_on_every_host() -> None
     assert guards.rule_count() == in_force() < learned.rule_count + one.rule_count
     assert crawler.stats.get_value("templates/urls/rules") == in_force()
     assert crawler.stats.get_value("templates/urls/rules_version") == 7
+
+
+def test_a_page_is_requested_once_its_request_reaches_the_scheduler() -> None:
+    """The spider middleware's verdict notes nothing; Scrapy's ``request_scheduled`` does,
+    for every request but one the user exempted."""
+    crawler = templates_crawler()
+    guards = runtime(crawler).urls.guards
+    host = guards.host(SITE)
+    host.install(_ruleset(), resend=False)
+    verdict = guards.decide(Request(SID_URL), queued=False)
+    key = url_key(verdict.url)
+    assert verdict.url != SID_URL and not host.is_pending(key)
+    exempt = Request(verdict.url, meta={OPT_OUT: True})
+    crawler.signals.send_catch_log(signals.request_scheduled, request=exempt, spider=None)
+    assert not host.is_pending(key)
+    rewritten = Request(verdict.url)
+    crawler.signals.send_catch_log(signals.request_scheduled, request=rewritten, spider=None)
+    assert host.is_pending(key)
+    assert guards.decide(Request(SID_URL.replace("abc", "x2")), queued=False).action == DROP
