@@ -24,9 +24,10 @@ said so) and ``templates/urls/held``
 (requests that waited in the downloader middleware while another URL of their form was in
 flight: a URL carrying a query parameter that the host's rules drop elsewhere, on a form no
 rule covers yet, goes one at a time, with a relearn after each, so that the first download
-teaches the rule that spares the rest). A rewritten request whose canonical
-URL fails (an HTTP error status or a download error) is fetched again as the spider asked for
-it (``templates/urls/fallbacks``), and only successful downloads count as downloaded pages.
+teaches the rule that spares the rest). A rewritten request whose canonical URL fails (an
+HTTP error status, a download error, or another middleware's ``IgnoreRequest``) is fetched
+again as the spider asked for it, with retries of its own (``templates/urls/fallbacks``), and
+only successful downloads count as downloaded pages.
 """
 
 from __future__ import annotations
@@ -67,6 +68,15 @@ class DuplicateDropped(IgnoreRequest):
 class DuplicateResponse(IgnoreRequest):
     """A download that a URL rule takes for a page downloaded before, whose text is that
     page's: it ends here, so that the page makes one item, not two."""
+
+
+# the ways the URL rules themselves end a request
+_OWN_ENDINGS = (CheckHeld, DuplicateDropped, DuplicateResponse)
+# what a fallback to the URL the spider asked for does not carry over from the canonical
+# URL's request: the rewrite, and that request's retries and redirects
+_NOT_CARRIED = frozenset(
+    (ORIGINAL_URL, "retry_times", "redirect_urls", "redirect_times", "redirect_reasons")
+)
 
 
 def _enabled(crawler: Crawler, component: str) -> UrlRules:
@@ -228,7 +238,9 @@ class UrlRulesDownloaderMiddleware:
             self._uncount(exception)
             return None
         original = request.meta.get(ORIGINAL_URL)
-        if original and not isinstance(exception, IgnoreRequest):
+        if original and not isinstance(exception, _OWN_ENDINGS):
+            # a download error, or another middleware's IgnoreRequest (robots.txt may
+            # disallow the canonical URL and not the one the spider asked for)
             return self._fall_back(request, original)
         return None
 
@@ -250,9 +262,10 @@ class UrlRulesDownloaderMiddleware:
             )
 
     def _fall_back(self, request: Request, original: str) -> Request:
-        """A rewritten URL that fails is not the page: fetch the URL as the spider asked."""
+        """A rewritten URL that fails is not the page: fetch the URL as the spider asked, as
+        a request of its own (the canonical URL's retries and redirects are not its)."""
         self._inc("templates/urls/fallbacks")
-        meta = {k: v for k, v in request.meta.items() if k != ORIGINAL_URL}
+        meta = {k: v for k, v in request.meta.items() if k not in _NOT_CARRIED}
         return request.replace(url=original, meta={**meta, OPT_OUT: True}, dont_filter=True)
 
     def _inc(self, key: str, count: int = 1) -> None:

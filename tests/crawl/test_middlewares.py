@@ -340,6 +340,13 @@ async def test_a_failing_rewrite_falls_back_to_the_original_url(crawler: Any) ->
     assert crawler.stats.get_value("templates/urls/fallbacks") == 1
     retry = mw.process_exception(rewritten, TimeoutError())
     assert retry is not None and retry.url == SID_URL
+    # another middleware's IgnoreRequest (robots.txt on the canonical URL) falls back too
+    robots = mw.process_exception(rewritten, IgnoreRequest())
+    assert robots is not None and robots.url == SID_URL
+    # the retries and redirects of the canonical URL's request are not the fallback's
+    tried = rewritten.replace(meta={**rewritten.meta, "retry_times": 2, "redirect_times": 1})
+    fresh = mw.process_exception(tried, TimeoutError())
+    assert fresh is not None and not {"retry_times", "redirect_times"} & set(fresh.meta)
 
 
 class _Engine:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -178,17 +180,35 @@ _CHAIN = {
 }
 
 
+def _target_rules(site_url: str, path: Path) -> None:
+    """Write a rule set "drop ``sid``" on ``/target``, learned from a sample where every
+    session id of ``/target`` was one page and each article another."""
+    from scrapy_templates.sites import host_site
+    from scrapy_templates.urlnorm.learn import learn_rules
+
+    urls = [f"{site_url}target?sid=x{n}" for n in range(20)]
+    urls += [f"{site_url}article{n}?sid=y{n}" for n in range(10)]
+    clusters = [0] * 20 + list(range(1, 11))
+    ruleset = learn_rules(urls, clusters, site=host_site(site_url)).ruleset
+    assert ruleset.apply(f"{site_url}target?sid=x8c") == f"{site_url}target"
+    path.write_text(ruleset.dumps())
+
+
+def _page(route: str, links: list[str]) -> str:
+    items = "".join(f'<li><a href="{href}">{href}</a></li>' for href in links)
+    return (
+        f"<html><head><title>{route}</title></head><body><h1>Page {route}</h1>"
+        f"<p>What {route} says, in words of its own.</p><ul>{items}</ul></body></html>"
+    )
+
+
 def _chain_page(path: str) -> tuple[int, str]:
     route = path.split("?")[0]
     if route != "/target" and route not in _CHAIN:
         return 404, "<html><body><h1>Not found</h1></body></html>"
     if route == "/c":
         time.sleep(1.0)
-    links = "".join(f'<li><a href="{href}">{href}</a></li>' for href in _CHAIN.get(route, []))
-    return 200, (
-        f"<html><head><title>{route}</title></head><body><h1>Page {route}</h1>"
-        f"<p>What {route} says, in words of its own.</p><ul>{links}</ul></body></html>"
-    )
+    return 200, _page(route, _CHAIN.get(route, []))
 
 
 def test_a_request_another_middleware_drops_does_not_keep_its_page_out(
@@ -199,18 +219,9 @@ def test_a_request_another_middleware_drops_does_not_keep_its_page_out(
     link found within the limit later fetches it, as it does in plain Scrapy."""
     from demo.site import DemoSite
 
-    from scrapy_templates.sites import host_site
-    from scrapy_templates.urlnorm.learn import learn_rules
-
     out = tmp_path_factory.mktemp("depth")
     with DemoSite(render_page=_chain_page) as site:
-        # the sample: every session id of /target is one page, each article another
-        urls = [f"{site.url}target?sid=x{n}" for n in range(20)]
-        urls += [f"{site.url}article{n}?sid=y{n}" for n in range(10)]
-        clusters = [0] * 20 + list(range(1, 11))
-        ruleset = learn_rules(urls, clusters, site=host_site(site.url)).ruleset
-        assert ruleset.apply(f"{site.url}target?sid=x8c") == f"{site.url}target"
-        (out / "rules.json").write_text(ruleset.dumps())
+        _target_rules(site.url, out / "rules.json")
         common = {"CONCURRENT_REQUESTS": 2, "DEPTH_LIMIT": 2}
         plain = run_crawl(out / "plain", start=site.url, ADDONS={}, **common)
         result = run_crawl(
@@ -223,3 +234,45 @@ def test_a_request_another_middleware_drops_does_not_keep_its_page_out(
     assert any(urlsplit(i["url"]).path == "/target" for i in plain.items)
     assert [urlsplit(i["url"]).path for i in result.items if "target" in i["url"]] == ["/target"]
     assert result.stats["templates/urls/rewritten"] == 2
+
+
+class _FailingCanonical:
+    """``/target`` answers 500 without a query; with one, 503 the first time, then the page."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.busy = 1
+
+    def __call__(self, path: str) -> tuple[int, str]:
+        route, _, query = path.partition("?")
+        if route == "/":
+            return 200, _page("/", ["/target?sid=x1"])
+        if route != "/target":
+            return 404, "<html><body><h1>Not found</h1></body></html>"
+        if not query:
+            return 500, "<html><body>error</body></html>"
+        with self.lock:
+            self.busy -= 1
+            if self.busy >= 0:
+                return 503, "<html><body>busy</body></html>"
+        return 200, _page("/target", [])
+
+
+def test_a_rewrite_that_fails_falls_back_to_a_request_with_retries_of_its_own(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The canonical URL used up its retries; the URL the spider asked for gets its own, as
+    in plain Scrapy, and its page is reached."""
+    from demo.site import DemoSite
+
+    out = tmp_path_factory.mktemp("fallback")
+    with DemoSite(render_page=_FailingCanonical()) as site:
+        _target_rules(site.url, out / "rules.json")
+        result = run_crawl(
+            out / "rules",
+            start=site.url,
+            TEMPLATES_URL_RULES_FILE=str(out / "rules.json"),
+            TEMPLATES_URL_MIN_SAMPLES=10_000,
+        )
+    assert [i["url"] for i in result.items if "target" in i["url"]] == [f"{site.url}target?sid=x1"]
+    assert result.stats["templates/urls/fallbacks"] == 1
