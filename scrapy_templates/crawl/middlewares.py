@@ -7,6 +7,7 @@ or requested and not turned away since — *before* it reaches the scheduler and
 redirects, retries, and requests that were queued before their host had a rule. It drops a
 request whose canonical page was downloaded or requested already and sends a rewritten one
 back to the scheduler (whose dupefilter then sees the canonical URL).
+Rules judge plain GETs only (a POST, or a request with ``dont_filter``, passes as it is), and
 ``request.meta["dont_normalize"] = True`` opts a request out of both. Each drop and rewrite is
 logged at DEBUG on this module's logger (``Dropped ‹url›: the page of ‹canonical›``), so that a
 crawl's turned-away URLs can be listed and checked.
@@ -47,12 +48,10 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.python import global_object_name
 
 from scrapy_templates.crawl.runtime import TemplatesRuntime
-from scrapy_templates.crawl.urlguards import CHECK, OPT_OUT, ORIGINAL_URL
+from scrapy_templates.crawl.urlguards import CHECK, DEFERRED, OPT_OUT, ORIGINAL_URL
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.urlnorm.checks import HELD, Check
 from scrapy_templates.urlnorm.guard import DROP, KEEP, Verdict
-
-DEFERRED = "templates_deferred"
 
 logger = logging.getLogger(__name__)
 

@@ -29,6 +29,8 @@ ORIGINAL_URL = "templates_original_url"
 CHECK = "templates_check"
 # a request with this meta key true is left alone by the URL rules
 OPT_OUT = "dont_normalize"
+# on a request the URL rules sent to the back of the queue once (see the middlewares)
+DEFERRED = "templates_deferred"
 _KEEP_AS_IS = Verdict(KEEP, "")
 
 
@@ -94,16 +96,22 @@ class UrlGuards:
     def decide(self, request: Request, *, queued: bool, defer: bool = True) -> Verdict:
         """The verdict of its host's rules on ``request`` (see
         :meth:`~scrapy_templates.urlnorm.guard.HostGuard.decide`); ``defer``: whether a
-        request no rule rewrites may be deferred."""
+        request no rule rewrites may be deferred.
+
+        Rules judge plain GETs only: a request with a body (a form's POST) asks for more than
+        its URL says, and one with ``dont_filter`` was meant to be fetched whatever was
+        fetched before (save one the rules themselves sent back to the queue)."""
         host = self.guard(request.url) if self.enabled else None
-        if host is None:
+        if host is None or not _plain_get(request):
+            return _KEEP_AS_IS
+        if request.dont_filter and not request.meta.get(DEFERRED):
             return _KEEP_AS_IS
         verdict = host.decide(
             request.url,
             request,
             queued=queued,
             defer=self.defer if defer else None,
-            filtered=not request.dont_filter and _plain_get(request),
+            filtered=not request.dont_filter,
         )
         if verdict.action != KEEP:
             self.send_checks(host)
@@ -128,8 +136,7 @@ class UrlGuards:
         for check in checks:
             request = _check_request(check)
             self.crawler.engine.crawl(request)
-            if _plain_get(request):
-                host.note_checked(check.url)
+            host.note_checked(check.url)  # a plain GET: the rules turn no other away
             logger.debug(
                 "Checking %s: the page of %s? (rule %s)", check.url, check.witness, check.rule
             )

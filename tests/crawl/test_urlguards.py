@@ -35,10 +35,10 @@ async def test_results_a_rule_set_refused_are_counted_across_its_replacements() 
     assert crawler.stats.get_value("templates/urls/results_refused") == 3
 
 
-def test_a_url_checked_as_a_plain_get_is_a_repeat_later_and_a_post_is_not() -> None:
+def test_a_url_checked_is_a_repeat_later_and_requests_not_plain_gets_are_left_alone() -> None:
     """A check goes past the dupefilter: once no rule turns its URL away, a later GET for it
-    is dropped as the dupefilter would drop it, unless the check was a POST (the dupefilter
-    tells a POST from a GET of the same URL)."""
+    is dropped as the dupefilter would drop it. A POST, or a request with ``dont_filter``, is
+    never turned away: it asks for more than its URL, or to be fetched whatever was."""
     crawler = templates_crawler()
     owner = runtime(crawler)
     guards = owner.urls.guards
@@ -51,8 +51,9 @@ def test_a_url_checked_as_a_plain_get_is_a_repeat_later_and_a_post_is_not() -> N
     host.note_download([canonical], 100, page=True, page_hash="00000000000000aa")
     get, post = SID_URL.replace("abc", "g1"), SID_URL.replace("abc", "p1")
     assert guards.decide(Request(get), queued=False).action == DROP
-    assert guards.decide(Request(post, method="POST", body=b"q=1"), queued=False).action == DROP
-    assert sorted(r.url for r in sent) == sorted([get, post])
+    assert guards.decide(Request(post, method="POST", body=b"q=1"), queued=False).action == KEEP
+    assert guards.decide(Request(post, dont_filter=True), queued=True).action == KEEP
+    assert [r.url for r in sent] == [get]
     host.install(RuleSet(site=SITE, version=9, nodes={}, rules={}), resend=False)
     assert guards.decide(Request(get), queued=False).action == DROP
     assert guards.decide(Request(post), queued=False).action == KEEP
