@@ -31,6 +31,8 @@ CHECK = "templates_check"
 OPT_OUT = "dont_normalize"
 # on a request the URL rules sent to the back of the queue once (see the middlewares)
 DEFERRED = "templates_deferred"
+# on a request the URL rules sent again after their rules changed
+RESENT = "templates_resent"
 _KEEP_AS_IS = Verdict(KEEP, "")
 
 
@@ -100,11 +102,11 @@ class UrlGuards:
 
         Rules judge plain GETs only: a request with a body (a form's POST) asks for more than
         its URL says, and one with ``dont_filter`` was meant to be fetched whatever was
-        fetched before (save one the rules themselves sent back to the queue)."""
+        fetched before (save one the rules themselves sent to the queue again)."""
         host = self.guard(request.url) if self.enabled else None
         if host is None or not _plain_get(request):
             return _KEEP_AS_IS
-        if request.dont_filter and not request.meta.get(DEFERRED):
+        if request.dont_filter and not (request.meta.get(DEFERRED) or request.meta.get(RESENT)):
             return _KEEP_AS_IS
         verdict = host.decide(
             request.url,
@@ -239,6 +241,7 @@ class UrlGuards:
         meta = {k: v for k, v in request.meta.items() if k != ORIGINAL_URL}
         if url != request.url:
             meta[ORIGINAL_URL] = request.url
+        meta[RESENT] = True
         self.crawler.engine.crawl(request.replace(url=url, meta=meta, dont_filter=True))
         self._inc("templates/urls/revisited")
         logger.debug("Sent again %s (asked for as %s): the rules changed", url, request.url)

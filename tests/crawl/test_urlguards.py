@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from scrapy import Request, signals
 
-from scrapy_templates.crawl.urlguards import OPT_OUT
+from scrapy_templates.crawl.urlguards import DEFERRED, OPT_OUT, RESENT
 from scrapy_templates.urlnorm.checks import RuleChecks
 from scrapy_templates.urlnorm.guard import DROP, KEEP, url_key
 from scrapy_templates.urlnorm.rules import Op, RuleSet
@@ -95,3 +95,17 @@ def test_a_page_is_requested_once_its_request_reaches_the_scheduler() -> None:
     crawler.signals.send_catch_log(signals.request_scheduled, request=rewritten, spider=None)
     assert host.is_pending(key)
     assert guards.decide(Request(SID_URL.replace("abc", "x2")), queued=False).action == DROP
+
+
+def test_a_dont_filter_request_the_rules_sent_themselves_is_judged_like_any_other() -> None:
+    """Requests sent again after a rules change, or sent to the back of the queue, carry
+    ``dont_filter`` because the rules chose so: a page downloaded since still drops them."""
+    crawler = templates_crawler()
+    guards = runtime(crawler).urls.guards
+    host = guards.host(SITE)
+    host.install(_ruleset(), resend=False)
+    host.note_download([host.canonical(SID_URL)], 100, page=True)
+    for meta in ({RESENT: True}, {DEFERRED: True}):
+        request = Request(SID_URL, dont_filter=True, meta=meta)
+        assert guards.decide(request, queued=True).action == DROP
+    assert guards.decide(Request(SID_URL, dont_filter=True), queued=True).action == KEEP
