@@ -200,8 +200,10 @@ class UrlRulesDownloaderMiddleware:
                 raise CheckHeld(f"the page of {witness}, as its URL rule said")
         if not (to_spider and html):
             self.rules.release(request.url)  # no item, no sample to wait for
-        if original and response.status >= 400:
-            return self._fall_back(request, original)
+        if response.status >= 400:
+            self.rules.guards.failed(request)
+            if original:
+                return self._fall_back(request, original)
         redirects = tuple(request.meta.get("redirect_urls", ()))
         # only a request the rules could have turned away may end as a repeat: not one the
         # user exempted or asked for again, not a check, not a fall-back from a rewrite
@@ -236,8 +238,11 @@ class UrlRulesDownloaderMiddleware:
         if isinstance(exception, DuplicateDropped):
             self._uncount(exception)
             return None
+        if isinstance(exception, _OWN_ENDINGS):
+            return None
+        self.rules.guards.failed(request)
         original = request.meta.get(ORIGINAL_URL)
-        if original and not isinstance(exception, _OWN_ENDINGS):
+        if original:
             # a download error, or another middleware's IgnoreRequest (robots.txt may
             # disallow the canonical URL and not the one the spider asked for)
             return self._fall_back(request, original)

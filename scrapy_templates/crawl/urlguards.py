@@ -129,6 +129,13 @@ class UrlGuards:
         if host is not None:
             host.note_requested(request.url)
 
+    def failed(self, request: Request) -> None:
+        """``request`` ended without its page, for good (its retries spent): the page is not
+        on its way, and its other URLs go as they are."""
+        host = self.guard(request.url) if self.enabled else None
+        if host is not None:
+            host.note_failed(request.url)
+
     def send_checks(self, host: HostGuard[Request]) -> None:
         """Send the checks ``host`` chose: each request as the spider asked for it, past the
         dupefilter and the rules (see :mod:`~scrapy_templates.urlnorm.checks`)."""

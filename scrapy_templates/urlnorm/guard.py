@@ -98,6 +98,9 @@ class HostGuard(Generic[T]):
     # those sent again or checked past the dupefilter (which so never recorded them)
     turned: set[int] = field(default_factory=set)
     resent: set[int] = field(default_factory=set)
+    # canonical keys of pages whose request ended without the page (an HTTP error, a
+    # download error): their other URLs are fetched as they are, as plain Scrapy would
+    failed: set[int] = field(default_factory=set)
     responses: int = 0
     bytes: int = 0
 
@@ -122,6 +125,12 @@ class HostGuard(Generic[T]):
     def note_requested(self, url: str) -> None:
         """A request for ``url`` was sent towards the scheduler."""
         self.requested.add(url_key(url))
+
+    def note_failed(self, url: str) -> None:
+        """A request for ``url`` ended without its page (an HTTP error status, a download
+        error): the page is not on its way, and — the dupefilter knowing its canonical URL —
+        a later request for another URL of it goes as it is (see :meth:`decide`)."""
+        self.failed.add(url_key(self.canonical(url)))
 
     def note_withdrawn(self, url: str) -> None:
         """A queued request for ``url`` was dropped or sent elsewhere before its download."""
@@ -152,6 +161,9 @@ class HostGuard(Generic[T]):
             return True
         return not self.stale and key in self.canonical_keys
 
+    def _failed(self, key: int) -> bool:
+        return key in self.failed and not self._downloaded(key)
+
     def _witness(self, canonical: str, key: int) -> str | None:
         """A downloaded URL of the page ``canonical`` (of key ``key``) stands for."""
         if key in self.raw:
@@ -179,8 +191,9 @@ class HostGuard(Generic[T]):
         without ``dont_filter``); only such a request for a URL sent again is dropped here.
 
         A rewritten URL whose page was downloaded, or requested and not turned away since,
-        is dropped: its request would fetch the same page again. A request turned away may
-        be chosen for a check (:meth:`take_checks`)."""
+        is dropped: its request would fetch the same page again. One whose page's request
+        failed (:meth:`note_failed`), and was not downloaded since, is kept as it is. A
+        request turned away may be chosen for a check (:meth:`take_checks`)."""
         ruleset = self.ruleset
         defer_by, defer_rate = defer if defer is not None else (0, 0.0)
         if ruleset is None or not (self.has_rules or defer_by > 0):
@@ -188,6 +201,8 @@ class HostGuard(Generic[T]):
             canonical, rate, nid = url, None, None
         else:
             canonical, rate, nid = ruleset.resolve(url)
+        if canonical != url and self.failed and self._failed(url_key(canonical)):
+            canonical = url  # its page failed under the rules' URL: this one is tried
         if canonical == url:
             if not queued and filtered and url_key(url) in self.resent:  # as the dupefilter
                 return Verdict(DROP, url, repeat=True)

@@ -276,3 +276,47 @@ def test_a_rewrite_that_fails_falls_back_to_a_request_with_retries_of_its_own(
         )
     assert [i["url"] for i in result.items if "target" in i["url"]] == [f"{site.url}target?sid=x1"]
     assert result.stats["templates/urls/fallbacks"] == 1
+
+
+class _BusyCanonical:
+    """``/target`` answers 503 to its first three requests (Scrapy's two retries spent),
+    then the page; ``/b`` answers a second late and links ``/target?sid=x8b``."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.busy = 3
+
+    def __call__(self, path: str) -> tuple[int, str]:
+        route = path.partition("?")[0]
+        if route == "/":
+            return 200, _page("/", ["/target", "/b"])
+        if route == "/b":
+            time.sleep(1.0)
+            return 200, _page("/b", ["/target?sid=x8b"])
+        if route != "/target":
+            return 404, "<html><body><h1>Not found</h1></body></html>"
+        with self.lock:
+            self.busy -= 1
+            if self.busy >= 0:
+                return 503, "<html><body>busy</body></html>"
+        return 200, _page("/target", [])
+
+
+def test_a_page_whose_request_failed_is_fetched_under_its_next_url(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """``/target`` fails for good; the rules take ``/target?sid=x8b`` for its page, which is
+    not on its way any more: that URL is fetched as it is, as plain Scrapy would."""
+    from demo.site import DemoSite
+
+    out = tmp_path_factory.mktemp("failed")
+    with DemoSite(render_page=_BusyCanonical()) as site:
+        _target_rules(site.url, out / "rules.json")
+        result = run_crawl(
+            out / "rules",
+            start=site.url,
+            CONCURRENT_REQUESTS=2,
+            TEMPLATES_URL_RULES_FILE=str(out / "rules.json"),
+            TEMPLATES_URL_MIN_SAMPLES=10_000,
+        )
+    assert [i["url"] for i in result.items if "target" in i["url"]] == [f"{site.url}target?sid=x8b"]

@@ -62,6 +62,21 @@ def test_a_variant_is_rewritten_once_and_dropped_while_its_page_is_pending() -> 
     assert (second.action, second.url) == (DROP, first.url)
 
 
+def test_a_page_whose_request_failed_is_tried_under_its_other_urls() -> None:
+    guard = _guard()
+    first = _sent(guard, SID_URL, "r1")
+    assert first.action == REWRITE
+    guard.note_failed(first.url)  # an HTTP 503 after the retries, a timeout
+    other = SID_URL.replace("abc", "zzz")
+    assert (guard.decide(other, "r2", queued=False).action, guard.canonical(other)) == (
+        KEEP,
+        first.url,
+    )
+    assert guard.decide(other, "r2", queued=True).action == KEEP
+    guard.note_download([other], 100, page=True)  # it came under the other URL
+    assert guard.decide(SID_URL.replace("abc", "yyy"), "r3", queued=False).action == DROP
+
+
 def test_a_variant_of_a_downloaded_page_is_dropped_and_the_saving_estimated() -> None:
     guard = _guard()
     canonical = guard.canonical(SID_URL)
