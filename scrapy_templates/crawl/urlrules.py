@@ -206,7 +206,11 @@ class UrlRules:
         site = host_site(check.url)
         html = isinstance(response, HtmlResponse)
         digest = page_hash(response.body, self.max_bytes) if html else None
-        outcome = self.guards.host(site).checks.fetched(check, digest, [response.url])
+        named = [response.url]
+        declared = head_canonical(response.body, response.url) if html else None
+        if declared is not None:
+            named.append(declared)
+        outcome = self.guards.host(site).checks.fetched(check, digest, named)
         self._ended(site, outcome)
         return outcome.status
 

@@ -5,8 +5,9 @@ A rule learned from a sample can be wrong where the sample was thin: query pages
 result lists read alike in training, a section whose pages the rule never saw. So the first
 :attr:`RuleChecks.first` URLs each rule turns away, and then a :attr:`RuleChecks.share` of
 them, are checked (a :class:`Check`): the URL is fetched as the spider asked for it, and its page is
-compared with a downloaded page of the URL the rule gave (the *witness*). At download, a
-redirect to the rule's URL or the witness decides, then the page's text
+compared with a downloaded page of the URL the rule gave (the *witness*). At download, the
+site's word decides (the page redirects to, or names as its ``rel=canonical``, the rule's
+URL or the witness), then the page's text
 (:func:`~scrapy_templates.urlnorm.samples.page_hash`). When the texts differ, the contents
 decide once the checked page is an item: the two pages are one when they share
 :data:`SAME_CONTENT` of their content text, pagelet by pagelet (:func:`content_sketch`), and
@@ -268,11 +269,8 @@ class RuleChecks(Generic[T]):
         return ready
 
     def fetched(self, check: Check[T], page_hash: str | None, named: Iterable[str]) -> Outcome:
-        """The page of ``check`` was downloaded: its text hashes to ``page_hash``, and the
-        server sent it from ``named`` (where its redirects ended). A ``rel=canonical`` is not
-        named here: the site's claim taught the rule, and a check must test the rule by
-        something else (a site whose listing pages all name their first page canonical
-        teaches a rule that drops the page number, and only their texts tell it wrong)."""
+        """The page of ``check`` was downloaded: its text hashes to ``page_hash`` and it names
+        the URLs ``named`` as itself (where it was redirected to, its ``rel=canonical``)."""
         url, witness, rule = check.url, check.witness, check.rule
         if {url_key(u) for u in named} & {url_key(check.target), url_key(witness)}:
             return self._end(HELD, url, witness, rule)

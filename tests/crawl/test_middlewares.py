@@ -24,7 +24,6 @@ from scrapy_templates.crawl.middlewares import (
 )
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.store.memory import MemoryStore
-from scrapy_templates.urlnorm.checks import OPEN, Check
 from scrapy_templates.urlnorm.guard import HostGuard
 from scrapy_templates.urlnorm.learn import learn_rules
 from scrapy_templates.urlnorm.rules import RuleSet
@@ -348,24 +347,6 @@ async def test_a_failing_rewrite_falls_back_to_the_original_url(crawler: Any) ->
     tried = rewritten.replace(meta={**rewritten.meta, "retry_times": 2, "redirect_times": 1})
     fresh = mw.process_exception(tried, TimeoutError())
     assert fresh is not None and not {"retry_times", "redirect_times"} & set(fresh.meta)
-
-
-def test_a_checked_page_naming_the_rules_url_canonical_is_judged_by_its_text(
-    crawler: Any,
-) -> None:
-    """A listing whose every page names its first page ``rel=canonical`` teaches a rule
-    that drops the page number; a check must not take that same claim for its proof."""
-    rules = runtime(crawler).urls
-    canonical = rules.guards.canonical(SID_URL)
-    words = " ".join(f"entry{n}" for n in range(100))
-    first = f"<html><body><p>First page: {words}</p></body></html>"
-    rules.note_response(canonical, canonical, first.encode(), (), True)
-    body = (
-        f'<html><head><link rel="canonical" href="{canonical}"></head>'
-        f"<body><p>Page 7: {words[::-1]}</p></body></html>"
-    )
-    check = Check(Request(SID_URL), SID_URL, canonical, canonical, "rule")
-    assert rules.check_fetched(check, HtmlResponse(SID_URL, body=body.encode())) == OPEN
 
 
 class _Engine:

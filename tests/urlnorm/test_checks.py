@@ -94,7 +94,7 @@ def test_the_same_text_holds_and_the_tally_says_so() -> None:
     assert checks.counts() == {RULE: (1, 1)}
 
 
-def test_a_redirect_to_the_rules_url_holds_whatever_the_text() -> None:
+def test_the_site_naming_the_rules_url_holds_whatever_the_text() -> None:
     checks: RuleChecks[str] = RuleChecks()
     _downloaded(checks, SHOP)
     assert checks.fetched(_check(), OTHER_HASH, [f"{SHOP}&view=1", SHOP]).status == HELD
