@@ -121,7 +121,13 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
     def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
         if request.meta.get(OPT_OUT):
             return request
-        verdict = self.rules.guards.decide(request, queued=False)
+        guards = self.rules.guards
+        if guards.depth_limit > 0 and response is not None and "depth" not in request.meta:
+            # as DepthMiddleware, after this one, will: a request remembered here and sent
+            # again later keeps the depth limit
+            reset = request.meta.get("depth_reset")
+            request.meta["depth"] = 0 if reset else response.meta.get("depth", 0) + 1
+        verdict = guards.decide(request, queued=False)
         if verdict.action == KEEP:
             if not verdict.defer:
                 return request

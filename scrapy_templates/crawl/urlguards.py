@@ -78,6 +78,9 @@ class UrlGuards:
         self._counted: dict[str, int] = {}
         self._rule_total = 0
         self._top_version = 0
+        # requests the rules send themselves pass no spider middleware: they keep Scrapy's
+        # depth limit here
+        self.depth_limit = crawler.settings.getint("DEPTH_LIMIT")
         if enabled:
             crawler.signals.connect(self.scheduled, signal=signals.request_scheduled)
 
@@ -143,6 +146,8 @@ class UrlGuards:
         if not checks or not self._crawling():
             return
         for check in checks:
+            if self.beyond_depth(check.token):
+                continue  # the spider's link would not have been followed
             request = _check_request(check)
             self.crawler.engine.crawl(request)
             host.note_checked(check.url)  # a plain GET: the rules turn no other away
@@ -236,9 +241,17 @@ class UrlGuards:
             return False
         return engine is not None and engine.spider is not None
 
+    def beyond_depth(self, request: Request) -> bool:
+        """Whether ``request`` lies past ``DEPTH_LIMIT``, where Scrapy's ``DepthMiddleware``
+        drops a link (its depth is noted by the spider middleware, see
+        :meth:`~scrapy_templates.crawl.middlewares.UrlRulesSpiderMiddleware.get_processed_request`)."""
+        depth: int = request.meta.get("depth", 0)
+        return 0 < self.depth_limit < depth
+
     def _send_again(self, again: list[Resend[Request]]) -> None:
         for resend in again:
-            self._resend(resend.token, resend.url)
+            if not self.beyond_depth(resend.token):
+                self._resend(resend.token, resend.url)
 
     def _resend(self, request: Request, url: str) -> None:
         """Send ``request`` again for ``url``, past the dupefilter: this process may have

@@ -521,3 +521,22 @@ async def test_only_a_relearn_that_changes_the_rules_is_logged_at_info(caplog: A
     learned = [r for r in caplog.records if "URL rules of" in r.getMessage()]
     assert crawler.stats.get_value("templates/urls/learn_count") == len(learned) >= 1
     assert {r.levelno for r in learned} == {logging.DEBUG}
+
+
+def test_requests_sent_again_or_checked_keep_the_depth_limit() -> None:
+    """The rules send requests straight to the engine, past ``DepthMiddleware``: a link found
+    beyond ``DEPTH_LIMIT`` is never sent again, nor fetched as a check."""
+    crawler = _crawler(DEPTH_LIMIT=1)
+    rules = runtime(crawler).urls
+    rules.guards.install(_ruleset(), source="test")
+    engine = crawler.engine = _Engine()
+    mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
+    shallow, deep = SID_URL.replace("abc", "s1"), SID_URL.replace("abc", "d2")
+    at_depth = {shallow: 0, deep: 1}  # the depth of the page each link was found on
+    for url, depth in at_depth.items():
+        found_on = HtmlResponse("http://www.example.com/", request=Request("http://x/"))
+        found_on.meta["depth"] = depth
+        mw.get_processed_request(Request(url), found_on)
+    empty = RuleSet(site=SITE, version=99, nodes={}, rules={})
+    rules.guards.install(empty, source="test")  # no rule: both are pages of their own
+    assert [(r.url, r.meta["depth"]) for r in engine.crawled] == [(shallow, 1)]
