@@ -4,7 +4,8 @@
 request is rewritten to its canonical URL — or dropped when that page was already downloaded,
 or requested and not turned away since — *before* it reaches the scheduler and its dupefilter.
 :class:`UrlRulesDownloaderMiddleware` covers what never passes the spider middlewares:
-redirects, retries, and requests that were queued before their host had a rule. It drops a
+redirects and requests that were queued before their host had a rule (a retry, which Scrapy
+marks ``dont_filter``, goes as it is). It drops a
 request whose canonical page was downloaded or requested already and sends a rewritten one
 back to the scheduler (whose dupefilter then sees the canonical URL).
 Rules judge plain GETs only (a POST, or a request with ``dont_filter``, passes as it is), and
@@ -69,8 +70,6 @@ class DuplicateResponse(IgnoreRequest):
     page's: it ends here, so that the page makes one item, not two."""
 
 
-# the ways the URL rules themselves end a request
-_OWN_ENDINGS = (CheckHeld, DuplicateDropped, DuplicateResponse)
 # what a fallback to the URL the spider asked for does not carry over from the canonical
 # URL's request: the rewrite, and that request's retries and redirects
 _NOT_CARRIED = frozenset(
@@ -117,17 +116,18 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
         super().__init__(crawler)
         self.rules = _enabled(crawler, "UrlRulesSpiderMiddleware")
         self.stats = crawler.stats
+        self.depth_limit = crawler.settings.getint("DEPTH_LIMIT")
 
     def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
         if request.meta.get(OPT_OUT):
             return request
-        guards = self.rules.guards
-        if guards.depth_limit > 0 and response is not None and "depth" not in request.meta:
-            # as DepthMiddleware, after this one, will: a request remembered here and sent
-            # again later keeps the depth limit
-            reset = request.meta.get("depth_reset")
-            request.meta["depth"] = 0 if reset else response.meta.get("depth", 0) + 1
-        verdict = guards.decide(request, queued=False)
+        if self.depth_limit > 0 and response is not None:
+            # a link DepthMiddleware (after this one) drops is not judged: remembered, it
+            # could be sent again or checked past the limit (those go straight to the engine)
+            depth = 0 if request.meta.get("depth_reset") else response.meta.get("depth", 0) + 1
+            if depth > self.depth_limit:
+                return request
+        verdict = self.rules.guards.decide(request, queued=False)
         if verdict.action == KEEP:
             if not verdict.defer:
                 return request
@@ -207,7 +207,7 @@ class UrlRulesDownloaderMiddleware:
         if not (to_spider and html):
             self.rules.release(request.url)  # no item, no sample to wait for
         if response.status >= 400:
-            self.rules.guards.failed(request)
+            self.rules.guards.failed(request, response.status)
             if original:
                 return self._fall_back(request, original)
         redirects = tuple(request.meta.get("redirect_urls", ()))
@@ -243,8 +243,6 @@ class UrlRulesDownloaderMiddleware:
         self.rules.release(request.url)
         if isinstance(exception, DuplicateDropped):
             self._uncount(exception)
-            return None
-        if isinstance(exception, _OWN_ENDINGS):
             return None
         self.rules.guards.failed(request)
         original = request.meta.get(ORIGINAL_URL)

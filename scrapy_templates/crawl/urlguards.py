@@ -78,9 +78,9 @@ class UrlGuards:
         self._counted: dict[str, int] = {}
         self._rule_total = 0
         self._top_version = 0
-        # requests the rules send themselves pass no spider middleware: they keep Scrapy's
-        # depth limit here
-        self.depth_limit = crawler.settings.getint("DEPTH_LIMIT")
+        # the final statuses after which a page may well come under another URL (Scrapy's
+        # retried ones): a 404 is a dead page under any of its URLs
+        self.transient = frozenset(crawler.settings.getlist("RETRY_HTTP_CODES"))
         if enabled:
             crawler.signals.connect(self.scheduled, signal=signals.request_scheduled)
 
@@ -126,18 +126,29 @@ class UrlGuards:
         """``request`` reached the scheduler, past every spider middleware: its page is
         requested (the spider middleware's verdict notes nothing, as a middleware after it
         may still drop the request)."""
-        if request.meta.get(OPT_OUT):
+        if request.meta.get(OPT_OUT) or not _plain_get(request):
             return
         host = self.guard(request.url)
         if host is not None:
             host.note_requested(request.url)
 
-    def failed(self, request: Request) -> None:
-        """``request`` ended without its page, for good (its retries spent): the page is not
-        on its way, and its other URLs go as they are."""
-        host = self.guard(request.url) if self.enabled else None
-        if host is not None:
-            host.note_failed(request.url)
+    def failed(self, request: Request, status: int | None = None) -> None:
+        """``request`` ended without its page for good (its retries spent): a download
+        error, another middleware's ``IgnoreRequest``, or (``status``) a final HTTP status
+        Scrapy retries. The page is no longer on its way (nor the pages of the URLs that
+        redirected to it): its other URLs go as they are, and one request the rules turned
+        away for it is sent again."""
+        if status is not None and status not in self.transient:
+            return
+        if request.meta.get(OPT_OUT) or not _plain_get(request) or not self.enabled:
+            return
+        host = self.guard(request.url)
+        if host is None:
+            return
+        asked = request.meta.get(ORIGINAL_URL, "")
+        for url in (*request.meta.get("redirect_urls", ()), request.url):
+            if self.guard(url) is host:
+                self._send_again(host.note_failed(url, resend=self._crawling(), asked=asked))
 
     def send_checks(self, host: HostGuard[Request]) -> None:
         """Send the checks ``host`` chose: each request as the spider asked for it, past the
@@ -146,8 +157,6 @@ class UrlGuards:
         if not checks or not self._crawling():
             return
         for check in checks:
-            if self.beyond_depth(check.token):
-                continue  # the spider's link would not have been followed
             request = _check_request(check)
             self.crawler.engine.crawl(request)
             host.note_checked(check.url)  # a plain GET: the rules turn no other away
@@ -241,17 +250,9 @@ class UrlGuards:
             return False
         return engine is not None and engine.spider is not None
 
-    def beyond_depth(self, request: Request) -> bool:
-        """Whether ``request`` lies past ``DEPTH_LIMIT``, where Scrapy's ``DepthMiddleware``
-        drops a link (its depth is noted by the spider middleware, see
-        :meth:`~scrapy_templates.crawl.middlewares.UrlRulesSpiderMiddleware.get_processed_request`)."""
-        depth: int = request.meta.get("depth", 0)
-        return 0 < self.depth_limit < depth
-
     def _send_again(self, again: list[Resend[Request]]) -> None:
         for resend in again:
-            if not self.beyond_depth(resend.token):
-                self._resend(resend.token, resend.url)
+            self._resend(resend.token, resend.url)
 
     def _resend(self, request: Request, url: str) -> None:
         """Send ``request`` again for ``url``, past the dupefilter: this process may have

@@ -120,17 +120,32 @@ class HostGuard(Generic[T]):
         return url if self.ruleset is None else self.ruleset.apply(url)
 
     def is_pending(self, key: int) -> bool:
-        return key in self.requested and key not in self.withdrawn
+        return key in self.requested and key not in self.withdrawn and key not in self.failed
 
     def note_requested(self, url: str) -> None:
         """A request for ``url`` was sent towards the scheduler."""
         self.requested.add(url_key(url))
 
-    def note_failed(self, url: str) -> None:
-        """A request for ``url`` ended without its page (an HTTP error status, a download
-        error): the page is not on its way, and — the dupefilter knowing its canonical URL —
-        a later request for another URL of it goes as it is (see :meth:`decide`)."""
-        self.failed.add(url_key(self.canonical(url)))
+    def note_failed(self, url: str, *, resend: bool, asked: str = "") -> list[Resend[T]]:
+        """A request for ``url`` ended without its page (a download error, a server error
+        after the retries): the page is not on its way, and — the dupefilter knowing its
+        canonical URL — a later request for another URL of it goes as it is (see
+        :meth:`decide`). Returns, when ``resend``, the first remembered request turned away
+        for that page, to send again as it is (the next goes if that one fails too), but
+        for ``asked``: the URL a rewrite of the failed request was made from, which the
+        caller fetches itself."""
+        canonical = self.canonical(url)
+        key = url_key(canonical)
+        self.failed.add(key)
+        if not resend or self._downloaded(key):
+            return []
+        for n, (token, other, turned_for, _) in enumerate(self.decided):
+            if other not in (url, asked) and url_key(turned_for) == key:
+                del self.decided[n]
+                again: list[Resend[T]] = []
+                self._send(again, self.decided, token, other, other)
+                return again
+        return []
 
     def note_withdrawn(self, url: str) -> None:
         """A queued request for ``url`` was dropped or sent elsewhere before its download."""

@@ -24,7 +24,7 @@ from scrapy_templates.crawl.middlewares import (
 )
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.store.memory import MemoryStore
-from scrapy_templates.urlnorm.guard import HostGuard
+from scrapy_templates.urlnorm.guard import HostGuard, url_key
 from scrapy_templates.urlnorm.learn import learn_rules
 from scrapy_templates.urlnorm.rules import RuleSet
 from scrapy_templates.urlnorm.samples import decode_sample, page_hash
@@ -523,20 +523,55 @@ async def test_only_a_relearn_that_changes_the_rules_is_logged_at_info(caplog: A
     assert {r.levelno for r in learned} == {logging.DEBUG}
 
 
-def test_requests_sent_again_or_checked_keep_the_depth_limit() -> None:
-    """The rules send requests straight to the engine, past ``DepthMiddleware``: a link found
-    beyond ``DEPTH_LIMIT`` is never sent again, nor fetched as a check."""
+def test_a_link_past_the_depth_limit_is_not_judged_so_never_sent_again_nor_checked() -> None:
+    """``DepthMiddleware`` (after the rules) drops a link found beyond ``DEPTH_LIMIT``; the
+    rules leave it alone, so it is never remembered, sent again or checked (those requests
+    go straight to the engine, past the depth limit)."""
     crawler = _crawler(DEPTH_LIMIT=1)
     rules = runtime(crawler).urls
     rules.guards.install(_ruleset(), source="test")
+    canonical = rules.guards.canonical(SID_URL)
+    rules.note_response(canonical, canonical, b"<html></html>", (), html=True)
     engine = crawler.engine = _Engine()
     mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
-    shallow, deep = SID_URL.replace("abc", "s1"), SID_URL.replace("abc", "d2")
-    at_depth = {shallow: 0, deep: 1}  # the depth of the page each link was found on
-    for url, depth in at_depth.items():
-        found_on = HtmlResponse("http://www.example.com/", request=Request("http://x/"))
-        found_on.meta["depth"] = depth
-        mw.get_processed_request(Request(url), found_on)
-    empty = RuleSet(site=SITE, version=99, nodes={}, rules={})
-    rules.guards.install(empty, source="test")  # no rule: both are pages of their own
-    assert [(r.url, r.meta["depth"]) for r in engine.crawled] == [(shallow, 1)]
+
+    def found_on(depth: int) -> HtmlResponse:
+        response = HtmlResponse("http://www.example.com/", request=Request("http://x/"))
+        response.meta["depth"] = depth
+        return response
+
+    deep = Request(SID_URL.replace("abc", "d2"))
+    assert mw.get_processed_request(deep, found_on(1)) is deep  # for DepthMiddleware to drop
+    reset = Request(SID_URL.replace("abc", "r0"), meta={"depth_reset": True})
+    assert mw.get_processed_request(reset, found_on(1)) is None  # depth 0: judged, dropped
+    assert mw.get_processed_request(Request(SID_URL), found_on(0)) is None
+    rules.guards.install(RuleSet(site=SITE, version=99, nodes={}, rules={}), source="test")
+    assert engine.crawled and deep.url not in {r.url for r in engine.crawled}
+
+
+async def test_a_page_whose_request_failed_is_no_longer_on_its_way(crawler: Any) -> None:
+    """A download error, or a final status Scrapy retries, ends a page's request: the page
+    is not pending, a request turned away for it is sent again, and the next URL of it goes
+    as it is. A 404 says the page is dead under any URL; a POST says nothing of the page."""
+    rules = runtime(crawler).urls
+    engine = crawler.engine = _Engine()
+    guard = _guard(rules, SID_URL)
+    canonical = guard.canonical(SID_URL)
+    spider_mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
+    mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
+    guard.note_requested(canonical)
+    variant = SID_URL.replace("abc", "v1")
+    assert spider_mw.get_processed_request(Request(variant), None) is None  # on its way
+    dead = HtmlResponse(canonical, status=404, body=b"<html></html>")
+    await mw.process_response(Request(canonical), dead)
+    post = Request(canonical, method="POST", body=b"q=1")
+    await mw.process_response(post, dead.replace(status=503))
+    assert guard.is_pending(url_key(canonical)) and engine.crawled == []
+    # redirected from the URL the page was asked under, then out of retries
+    moved = Request(canonical + "&moved=1", meta={"redirect_urls": [canonical]})
+    assert mw.process_exception(moved, TimeoutError()) is None
+    assert not guard.is_pending(url_key(canonical))
+    assert [r.url for r in engine.crawled] == [variant]
+    later = SID_URL.replace("abc", "v2")
+    kept = spider_mw.get_processed_request(Request(later), None)
+    assert kept is not None and kept.url == later

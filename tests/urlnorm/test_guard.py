@@ -66,7 +66,10 @@ def test_a_page_whose_request_failed_is_tried_under_its_other_urls() -> None:
     guard = _guard()
     first = _sent(guard, SID_URL, "r1")
     assert first.action == REWRITE
-    guard.note_failed(first.url)  # an HTTP 503 after the retries, a timeout
+    assert guard.is_pending(url_key(first.url))
+    # a 503 after the retries; the URL it was rewritten from is fetched by the caller
+    assert guard.note_failed(first.url, resend=True, asked=SID_URL) == []
+    assert not guard.is_pending(url_key(first.url))
     other = SID_URL.replace("abc", "zzz")
     assert (guard.decide(other, "r2", queued=False).action, guard.canonical(other)) == (
         KEEP,
@@ -75,6 +78,19 @@ def test_a_page_whose_request_failed_is_tried_under_its_other_urls() -> None:
     assert guard.decide(other, "r2", queued=True).action == KEEP
     guard.note_download([other], 100, page=True)  # it came under the other URL
     assert guard.decide(SID_URL.replace("abc", "yyy"), "r3", queued=False).action == DROP
+
+
+def test_a_failed_page_sends_again_one_request_turned_away_for_it_at_a_time() -> None:
+    guard = _guard()
+    canonical = guard.canonical(SID_URL)
+    assert _sent(guard, canonical, "r1").action == KEEP  # linked under its own URL first
+    variants = [SID_URL.replace("abc", v) for v in ("v1", "v2")]
+    assert [_sent(guard, v, f"t{n}").action for n, v in enumerate(variants)] == [DROP, DROP]
+    again = guard.note_failed(canonical, resend=True)
+    assert [(r.token, r.url) for r in again] == [("t0", variants[0])]
+    assert guard.decide(variants[0], "t0", queued=True).action == KEEP  # fetched as it is
+    assert [r.url for r in guard.note_failed(variants[0], resend=True)] == [variants[1]]
+    assert guard.note_failed(variants[1], resend=True) == []
 
 
 def test_a_variant_of_a_downloaded_page_is_dropped_and_the_saving_estimated() -> None:
