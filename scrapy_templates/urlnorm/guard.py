@@ -123,8 +123,11 @@ class HostGuard(Generic[T]):
         return key in self.requested and key not in self.withdrawn and key not in self.failed
 
     def note_requested(self, url: str) -> None:
-        """A request for ``url`` was sent towards the scheduler."""
+        """A request for ``url`` was sent towards the scheduler: its page, if it had failed,
+        is on its way again (the other URLs of it wait for this one)."""
         self.requested.add(url_key(url))
+        if self.failed:
+            self.failed.discard(url_key(self.canonical(url)))
 
     def note_failed(self, url: str, *, resend: bool, asked: str = "") -> list[Resend[T]]:
         """A request for ``url`` ended without its page (a download error, a server error

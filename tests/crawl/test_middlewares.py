@@ -574,4 +574,10 @@ async def test_a_page_whose_request_failed_is_no_longer_on_its_way(crawler: Any)
     assert [r.url for r in engine.crawled] == [variant]
     later = SID_URL.replace("abc", "v2")
     kept = spider_mw.get_processed_request(Request(later), None)
-    assert kept is not None and kept.url == later
+    assert kept is not None and kept.url == later  # while nothing is on its way
+    rules.guards.scheduled(engine.crawled[0])  # the page is on its way again
+    last = SID_URL.replace("abc", "v3")
+    assert spider_mw.get_processed_request(Request(last), None) is None
+    busy = HtmlResponse(variant, status=503, body=b"")
+    await mw.process_response(engine.crawled[0], busy)  # that one fails too: the next goes
+    assert [r.url for r in engine.crawled] == [variant, last]
