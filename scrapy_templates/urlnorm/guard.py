@@ -99,8 +99,10 @@ class HostGuard(Generic[T]):
     turned: set[int] = field(default_factory=set)
     resent: set[int] = field(default_factory=set)
     # canonical keys of pages whose request ended without the page (an HTTP error, a
-    # download error): their other URLs are fetched as they are, as plain Scrapy would
+    # download error): their other URLs are fetched as they are, one at a time, as plain
+    # Scrapy would; and of those, the key of the URL each is tried under now
     failed: set[int] = field(default_factory=set)
+    retrying: dict[int, int] = field(default_factory=dict)
     responses: int = 0
     bytes: int = 0
 
@@ -120,14 +122,19 @@ class HostGuard(Generic[T]):
         return url if self.ruleset is None else self.ruleset.apply(url)
 
     def is_pending(self, key: int) -> bool:
-        return key in self.requested and key not in self.withdrawn and key not in self.failed
+        if key not in self.requested or key in self.withdrawn:
+            return False
+        return key not in self.failed or key in self.retrying
 
     def note_requested(self, url: str) -> None:
         """A request for ``url`` was sent towards the scheduler: its page, if it had failed,
-        is on its way again (the other URLs of it wait for this one)."""
-        self.requested.add(url_key(url))
+        is tried again under ``url`` (the other URLs of it wait for this one)."""
+        key = url_key(url)
+        self.requested.add(key)
         if self.failed:
-            self.failed.discard(url_key(self.canonical(url)))
+            page = url_key(self.canonical(url))
+            if page != key and page in self.failed:
+                self.retrying[page] = key
 
     def note_failed(self, url: str, *, resend: bool, asked: str = "") -> list[Resend[T]]:
         """A request for ``url`` ended without its page (a download error, a server error
@@ -140,6 +147,7 @@ class HostGuard(Generic[T]):
         canonical = self.canonical(url)
         key = url_key(canonical)
         self.failed.add(key)
+        self.retrying.pop(key, None)
         if not resend or self._downloaded(key):
             return []
         for n, (token, other, turned_for, _) in enumerate(self.decided):
@@ -179,8 +187,14 @@ class HostGuard(Generic[T]):
             return True
         return not self.stale and key in self.canonical_keys
 
-    def _failed(self, key: int) -> bool:
-        return key in self.failed and not self._downloaded(key)
+    def _tried_here(self, key: int, url: str) -> bool:
+        """Whether ``url`` is to be fetched as it is for the page of ``key``: that page's
+        last request failed, it was not downloaded since, and no other URL of it is on its
+        way."""
+        if key not in self.failed or self._downloaded(key):
+            return False
+        tried = self.retrying.get(key)
+        return tried is None or tried == url_key(url)
 
     def _witness(self, canonical: str, key: int) -> str | None:
         """A downloaded URL of the page ``canonical`` (of key ``key``) stands for."""
@@ -219,7 +233,7 @@ class HostGuard(Generic[T]):
             canonical, rate, nid = url, None, None
         else:
             canonical, rate, nid = ruleset.resolve(url)
-        if canonical != url and self.failed and self._failed(url_key(canonical)):
+        if canonical != url and self.failed and self._tried_here(url_key(canonical), url):
             canonical = url  # its page failed under the rules' URL: this one is tried
         if canonical == url:
             if not queued and filtered and url_key(url) in self.resent:  # as the dupefilter
