@@ -49,7 +49,7 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.python import global_object_name
 
 from scrapy_templates.crawl.runtime import TemplatesRuntime
-from scrapy_templates.crawl.urlguards import CHECK, DEFERRED, OPT_OUT, ORIGINAL_URL
+from scrapy_templates.crawl.urlguards import CHECK, DEFERRED, FALLBACK, OPT_OUT, ORIGINAL_URL
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.urlnorm.checks import HELD, Check
 from scrapy_templates.urlnorm.guard import DROP, KEEP, Verdict
@@ -127,6 +127,7 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
             depth = 0 if request.meta.get("depth_reset") else response.meta.get("depth", 0) + 1
             if depth > self.depth_limit:
                 return request
+            request.meta["depth"] = depth  # as DepthMiddleware will: kept if it is sent again
         verdict = self.rules.guards.decide(request, queued=False)
         if verdict.action == KEEP:
             if not verdict.defer:
@@ -274,7 +275,8 @@ class UrlRulesDownloaderMiddleware:
         a request of its own (the canonical URL's retries and redirects are not its)."""
         self._inc("templates/urls/fallbacks")
         meta = {k: v for k, v in request.meta.items() if k not in _NOT_CARRIED}
-        return request.replace(url=original, meta={**meta, OPT_OUT: True}, dont_filter=True)
+        meta.update({OPT_OUT: True, FALLBACK: True})
+        return request.replace(url=original, meta=meta, dont_filter=True)
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:

@@ -33,6 +33,8 @@ OPT_OUT = "dont_normalize"
 DEFERRED = "templates_deferred"
 # on a request the URL rules sent again after their rules changed
 RESENT = "templates_resent"
+# on the request for the URL the spider asked for, when the URL a rule rewrote it to failed
+FALLBACK = "templates_fallback"
 _KEEP_AS_IS = Verdict(KEEP, "")
 
 
@@ -83,6 +85,7 @@ class UrlGuards:
         self.transient = frozenset(crawler.settings.getlist("RETRY_HTTP_CODES"))
         if enabled:
             crawler.signals.connect(self.scheduled, signal=signals.request_scheduled)
+            crawler.signals.connect(self.dropped, signal=signals.request_dropped)
 
     def host(self, site: str) -> HostGuard[Request]:
         """The guard of ``site``, created on first use."""
@@ -130,7 +133,14 @@ class UrlGuards:
             return
         host = self.guard(request.url)
         if host is not None:
-            host.note_requested(request.url)
+            host.note_requested(request.url, filtered=not request.dont_filter)
+
+    def dropped(self, request: Request) -> None:
+        """The scheduler's dupefilter dropped ``request``: see
+        :meth:`~scrapy_templates.urlnorm.guard.HostGuard.note_dropped`."""
+        host = self.guard(request.url)
+        if host is not None:
+            host.note_dropped(request.url)
 
     def failed(self, request: Request, status: int | None = None) -> None:
         """``request`` ended without its page for good (its retries spent): a download
@@ -140,15 +150,20 @@ class UrlGuards:
         away for it is sent again."""
         if status is not None and status not in self.transient:
             return
-        if request.meta.get(OPT_OUT) or not _plain_get(request) or not self.enabled:
+        opted_out = request.meta.get(OPT_OUT) and not request.meta.get(FALLBACK)
+        if opted_out or not _plain_get(request) or not self.enabled:
             return
         host = self.guard(request.url)
         if host is None:
             return
-        asked = request.meta.get(ORIGINAL_URL, "")
+        fallback = request.meta.get(ORIGINAL_URL, "")
+        pages = set()
         for url in (*request.meta.get("redirect_urls", ()), request.url):
-            if self.guard(url) is host:
-                self._send_again(host.note_failed(url, resend=self._crawling(), asked=asked))
+            if self.guard(url) is not host or (page := host.canonical(url)) in pages:
+                continue
+            pages.add(page)
+            again = host.note_failed(url, resend=self._crawling(), fallback=fallback)
+            self._send_again(again)
 
     def send_checks(self, host: HostGuard[Request]) -> None:
         """Send the checks ``host`` chose: each request as the spider asked for it, past the

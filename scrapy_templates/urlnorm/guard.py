@@ -126,32 +126,47 @@ class HostGuard(Generic[T]):
             return False
         return key not in self.failed or key in self.retrying
 
-    def note_requested(self, url: str) -> None:
+    def note_requested(self, url: str, *, filtered: bool = True) -> None:
         """A request for ``url`` was sent towards the scheduler: its page, if it had failed,
-        is tried again under ``url`` (the other URLs of it wait for this one)."""
+        is tried again under ``url`` (the other URLs of it wait for this one) — unless the
+        dupefilter drops it (``filtered``: it knows a request by its URL, and ``url`` was
+        requested before)."""
         key = url_key(url)
+        seen = key in self.requested
         self.requested.add(key)
-        if self.failed:
+        if self.failed and not (seen and filtered):
             page = url_key(self.canonical(url))
             if page != key and page in self.failed:
                 self.retrying[page] = key
 
-    def note_failed(self, url: str, *, resend: bool, asked: str = "") -> list[Resend[T]]:
+    def note_dropped(self, url: str) -> None:
+        """The scheduler dropped a request for ``url`` (a redirect to a URL requested
+        before): a failed page tried under it is not on its way after all."""
+        key = url_key(url)
+        for page in [p for p, tried in self.retrying.items() if tried == key]:
+            del self.retrying[page]
+
+    def note_failed(self, url: str, *, resend: bool, fallback: str = "") -> list[Resend[T]]:
         """A request for ``url`` ended without its page (a download error, a server error
         after the retries): the page is not on its way, and — the dupefilter knowing its
         canonical URL — a later request for another URL of it goes as it is (see
         :meth:`decide`). Returns, when ``resend``, the first remembered request turned away
-        for that page, to send again as it is (the next goes if that one fails too), but
-        for ``asked``: the URL a rewrite of the failed request was made from, which the
-        caller fetches itself."""
+        for that page, to send again as it is (the next goes if that one fails too).
+        ``fallback``: the URL a rewrite of the failed request was made from, which the
+        caller fetches now as the page's try (nothing else goes)."""
         canonical = self.canonical(url)
         key = url_key(canonical)
         self.failed.add(key)
-        self.retrying.pop(key, None)
+        tried = url_key(url)
+        for page in [p for p, k in self.retrying.items() if k == tried or p == key]:
+            del self.retrying[page]  # its key may be another rule set's
+        if fallback:
+            self.retrying[key] = url_key(fallback)
+            return []
         if not resend or self._downloaded(key):
             return []
         for n, (token, other, turned_for, _) in enumerate(self.decided):
-            if other not in (url, asked) and url_key(turned_for) == key:
+            if other != url and url_key(turned_for) == key:
                 del self.decided[n]
                 again: list[Resend[T]] = []
                 self._send(again, self.decided, token, other, other)
@@ -187,14 +202,21 @@ class HostGuard(Generic[T]):
             return True
         return not self.stale and key in self.canonical_keys
 
-    def _tried_here(self, key: int, url: str) -> bool:
-        """Whether ``url`` is to be fetched as it is for the page of ``key``: that page's
-        last request failed, it was not downloaded since, and no other URL of it is on its
-        way."""
-        if key not in self.failed or self._downloaded(key):
+    def _tried_here(self, canonical: str, url: str, queued: bool, filtered: bool) -> bool:
+        """Whether ``url`` is to be fetched as it is for the page of ``canonical``: that
+        page's last request failed, it was not downloaded since, and no other URL of it is
+        on its way. A link to a URL requested before is no try (the dupefilter drops it); a
+        queued request that is one is the page's try from here on."""
+        page, key = url_key(canonical), url_key(url)
+        if page not in self.failed or self._downloaded(page):
             return False
-        tried = self.retrying.get(key)
-        return tried is None or tried == url_key(url)
+        tried = self.retrying.get(page)
+        if tried is not None:
+            return tried == key
+        if not queued:
+            return not (filtered and key in self.requested)
+        self.retrying[page] = key
+        return True
 
     def _witness(self, canonical: str, key: int) -> str | None:
         """A downloaded URL of the page ``canonical`` (of key ``key``) stands for."""
@@ -233,7 +255,7 @@ class HostGuard(Generic[T]):
             canonical, rate, nid = url, None, None
         else:
             canonical, rate, nid = ruleset.resolve(url)
-        if canonical != url and self.failed and self._tried_here(url_key(canonical), url):
+        if canonical != url and self.failed and self._tried_here(canonical, url, queued, filtered):
             canonical = url  # its page failed under the rules' URL: this one is tried
         if canonical == url:
             if not queued and filtered and url_key(url) in self.resent:  # as the dupefilter

@@ -547,6 +547,8 @@ def test_a_link_past_the_depth_limit_is_not_judged_so_never_sent_again_nor_check
     assert mw.get_processed_request(Request(SID_URL), found_on(0)) is None
     rules.guards.install(RuleSet(site=SITE, version=99, nodes={}, rules={}), source="test")
     assert engine.crawled and deep.url not in {r.url for r in engine.crawled}
+    # sent again with the depth DepthMiddleware gave them: their links keep counting
+    assert {r.url: r.meta["depth"] for r in engine.crawled} == {SID_URL: 1, reset.url: 0}
 
 
 async def test_a_page_whose_request_failed_is_no_longer_on_its_way(crawler: Any) -> None:
@@ -581,3 +583,21 @@ async def test_a_page_whose_request_failed_is_no_longer_on_its_way(crawler: Any)
     busy = HtmlResponse(variant, status=503, body=b"")
     await mw.process_response(engine.crawled[0], busy)  # that one fails too: the next goes
     assert [r.url for r in engine.crawled] == [variant, last]
+
+
+async def test_a_fallback_that_fails_too_lets_the_next_url_of_its_page_go(crawler: Any) -> None:
+    rules = runtime(crawler).urls
+    engine = crawler.engine = _Engine()
+    spider_mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
+    mw = UrlRulesDownloaderMiddleware.from_crawler(crawler)
+    rewritten = spider_mw.get_processed_request(Request(SID_URL), None)
+    assert rewritten is not None and rewritten.url != SID_URL
+    rules.guards.scheduled(rewritten)
+    variant = SID_URL.replace("abc", "v1")
+    assert spider_mw.get_processed_request(Request(variant), None) is None  # pending
+    busy = HtmlResponse(rewritten.url, status=503, body=b"")
+    fallback = await mw.process_response(rewritten, busy)
+    assert isinstance(fallback, Request) and fallback.url == SID_URL
+    assert engine.crawled == []  # the fallback is the page's try: nothing else goes
+    await mw.process_response(fallback, busy.replace(url=SID_URL))
+    assert [r.url for r in engine.crawled] == [variant]

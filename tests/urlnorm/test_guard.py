@@ -67,17 +67,17 @@ def test_a_page_whose_request_failed_is_tried_under_its_other_urls() -> None:
     first = _sent(guard, SID_URL, "r1")
     assert first.action == REWRITE
     assert guard.is_pending(url_key(first.url))
-    # a 503 after the retries; the URL it was rewritten from is fetched by the caller
-    assert guard.note_failed(first.url, resend=True, asked=SID_URL) == []
+    # a 503 after the retries: the URL it was rewritten from is fetched now, as its try
+    assert guard.note_failed(first.url, resend=True, fallback=SID_URL) == []
+    other, third = SID_URL.replace("abc", "zzz"), SID_URL.replace("abc", "yyy")
+    assert guard.decide(other, "r2", queued=False).action == DROP  # waits for the try
+    assert guard.note_failed(SID_URL, resend=False) == []  # the try fails too
     assert not guard.is_pending(url_key(first.url))
-    other = SID_URL.replace("abc", "zzz")
-    assert (guard.decide(other, "r2", queued=False).action, guard.canonical(other)) == (
-        KEEP,
-        first.url,
-    )
-    assert guard.decide(other, "r2", queued=True).action == KEEP
+    assert guard.decide(other, "r2", queued=True).action == KEEP  # the next try, as it is
+    assert guard.decide(third, "r3", queued=False).action == DROP  # waits for that one
     guard.note_download([other], 100, page=True)  # it came under the other URL
-    assert guard.decide(SID_URL.replace("abc", "yyy"), "r3", queued=False).action == DROP
+    assert guard.decide(third, "r3", queued=False).action == DROP
+    assert guard.was_fetched(first.url)
 
 
 def test_a_failed_page_sends_again_one_request_turned_away_for_it_at_a_time() -> None:
@@ -415,3 +415,26 @@ def test_a_request_kept_through_one_silent_relearn_comes_back_after_the_next_cha
         _, count, mark = guard.job_input()
         keyed = Keyed(silent, [], [], False, count, previous_held=True)
         assert [r.url for r in guard.install_keyed(silent, keyed, mark, resend=True)] == expected
+
+
+def test_a_failed_page_is_never_left_waiting_on_a_try_that_never_goes() -> None:
+    """A link to a URL requested before is no try (the dupefilter drops it); a try the
+    scheduler dropped, or whose key a rules change moved, is forgotten."""
+    guard = _guard()
+    canonical = guard.canonical(SID_URL)
+    assert _sent(guard, canonical, "r0").action == KEEP
+    guard.note_failed(canonical, resend=False)
+    tried = SID_URL.replace("abc", "t1")
+    assert _sent(guard, tried, "r1").action == KEEP  # the try, as it is
+    guard.note_failed(tried, resend=False)  # fails too
+    assert guard.decide(tried, "r2", queued=False).action != KEEP  # the same link again
+    other = SID_URL.replace("abc", "t2")
+    assert guard.decide(other, "r3", queued=False).action == KEEP
+    guard.note_requested(other)
+    guard.note_dropped(other)  # the scheduler dropped it after all
+    assert not guard.is_pending(url_key(canonical))
+    last = SID_URL.replace("abc", "t3")
+    assert guard.decide(last, "r4", queued=True).action == KEEP
+    guard.install(RuleSet(site=SITE, version=9, nodes={}, rules={}), resend=False)
+    guard.note_failed(last, resend=False)  # its key moved with the rules
+    assert guard.retrying == {}
