@@ -49,7 +49,14 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.python import global_object_name
 
 from scrapy_templates.crawl.runtime import TemplatesRuntime
-from scrapy_templates.crawl.urlguards import CHECK, DEFERRED, FALLBACK, OPT_OUT, ORIGINAL_URL
+from scrapy_templates.crawl.urlguards import (
+    CHECK,
+    DEFERRED,
+    FALLBACK,
+    NOT_CARRIED,
+    OPT_OUT,
+    ORIGINAL_URL,
+)
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.urlnorm.checks import HELD, Check
 from scrapy_templates.urlnorm.guard import DROP, KEEP, Verdict
@@ -68,13 +75,6 @@ class DuplicateDropped(IgnoreRequest):
 class DuplicateResponse(IgnoreRequest):
     """A download that a URL rule takes for a page downloaded before, whose text is that
     page's: it ends here, so that the page makes one item, not two."""
-
-
-# what a fallback to the URL the spider asked for does not carry over from the canonical
-# URL's request: the rewrite, and that request's retries and redirects
-_NOT_CARRIED = frozenset(
-    (ORIGINAL_URL, "retry_times", "redirect_urls", "redirect_times", "redirect_reasons")
-)
 
 
 def _enabled(crawler: Crawler, component: str) -> UrlRules:
@@ -274,7 +274,7 @@ class UrlRulesDownloaderMiddleware:
         """A rewritten URL that fails is not the page: fetch the URL as the spider asked, as
         a request of its own (the canonical URL's retries and redirects are not its)."""
         self._inc("templates/urls/fallbacks")
-        meta = {k: v for k, v in request.meta.items() if k not in _NOT_CARRIED}
+        meta = {k: v for k, v in request.meta.items() if k not in NOT_CARRIED}
         meta.update({OPT_OUT: True, FALLBACK: True})
         return request.replace(url=original, meta=meta, dont_filter=True)
 

@@ -36,6 +36,11 @@ RESENT = "templates_resent"
 # on the request for the URL the spider asked for, when the URL a rule rewrote it to failed
 FALLBACK = "templates_fallback"
 _KEEP_AS_IS = Verdict(KEEP, "")
+# what a request the rules make from another (a check, a fallback to the URL the spider
+# asked for) does not carry over: a rewrite, and the retries and redirects of another URL
+NOT_CARRIED = frozenset(
+    (ORIGINAL_URL, "retry_times", "redirect_urls", "redirect_times", "redirect_reasons")
+)
 
 
 def _problem(ruleset: RuleSet) -> str:
@@ -312,17 +317,13 @@ def _plain_get(request: Request) -> bool:
     return request.method == "GET" and not request.body
 
 
-# a check is a new request for the URL the spider asked for: not a redirect's next step
-_NOT_CARRIED = frozenset((ORIGINAL_URL, "redirect_urls", "redirect_times", "redirect_reasons"))
-
-
 def _check_request(check: Check[Request]) -> Request:
     """The request of a check: the one a rule turned away, for the URL the spider asked for,
     marked so that neither the rules nor the dupefilter turn it away again. Its errback is
     left out: the spider asked for a request that a rule answered, and a check held is
     ended in the downloader (see the middlewares), not by the spider's errback."""
     request = check.token
-    meta = {k: v for k, v in request.meta.items() if k not in _NOT_CARRIED}
+    meta = {k: v for k, v in request.meta.items() if k not in NOT_CARRIED}
     meta[CHECK] = (check.target, check.witness, check.rule)
     meta[OPT_OUT] = True
     return request.replace(url=check.url, meta=meta, dont_filter=True, errback=None)
