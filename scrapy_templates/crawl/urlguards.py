@@ -138,7 +138,7 @@ class UrlGuards:
             return
         host = self.guard(request.url)
         if host is not None:
-            host.note_requested(request.url, filtered=not request.dont_filter)
+            host.note_requested(request.url)
 
     def dropped(self, request: Request) -> None:
         """The scheduler's dupefilter dropped ``request``: see

@@ -103,6 +103,8 @@ class HostGuard(Generic[T]):
     # Scrapy would; and of those, the key of the URL each is tried under now
     failed: set[int] = field(default_factory=set)
     retrying: dict[int, int] = field(default_factory=dict)
+    # URLs let through as a failed page's try, not yet scheduled: URL key -> page key
+    tries: dict[int, int] = field(default_factory=dict)
     responses: int = 0
     bytes: int = 0
 
@@ -126,18 +128,15 @@ class HostGuard(Generic[T]):
             return False
         return key not in self.failed or key in self.retrying
 
-    def note_requested(self, url: str, *, filtered: bool = True) -> None:
-        """A request for ``url`` was sent towards the scheduler: its page, if it had failed,
-        is tried again under ``url`` (the other URLs of it wait for this one) — unless the
-        dupefilter drops it (``filtered``: it knows a request by its URL, and ``url`` was
-        requested before)."""
+    def note_requested(self, url: str) -> None:
+        """A request for ``url`` was sent towards the scheduler: when it is a failed page's
+        try (:meth:`_tried_here`, :meth:`note_failed`), the page is tried again under
+        ``url`` and its other URLs wait for this one."""
         key = url_key(url)
-        seen = key in self.requested
         self.requested.add(key)
-        if self.failed and not (seen and filtered):
-            page = url_key(self.canonical(url))
-            if page != key and page in self.failed:
-                self.retrying[page] = key
+        page = self.tries.pop(key, None) if self.tries else None
+        if page is not None and page in self.failed:
+            self.retrying[page] = key
 
     def note_dropped(self, url: str) -> None:
         """The scheduler dropped a request for ``url`` (a redirect to a URL requested
@@ -170,6 +169,7 @@ class HostGuard(Generic[T]):
                 del self.decided[n]
                 again: list[Resend[T]] = []
                 self._send(again, self.decided, token, other, other)
+                self.tries[url_key(other)] = key
                 return again
         return []
 
@@ -206,16 +206,20 @@ class HostGuard(Generic[T]):
         """Whether ``url`` is to be fetched as it is for the page of ``canonical``: that
         page's last request failed, it was not downloaded since, and no other URL of it is
         on its way. A link to a URL requested before is no try (the dupefilter drops it); a
-        queued request that is one is the page's try from here on."""
+        queued request that is one is the page's try from here on, a link once it reaches
+        the scheduler (:meth:`note_requested`)."""
         page, key = url_key(canonical), url_key(url)
         if page not in self.failed or self._downloaded(page):
             return False
         tried = self.retrying.get(page)
         if tried is not None:
             return tried == key
-        if not queued:
-            return not (filtered and key in self.requested)
-        self.retrying[page] = key
+        if queued:
+            self.retrying[page] = key
+            return True
+        if filtered and key in self.requested:
+            return False
+        self.tries[key] = page
         return True
 
     def _witness(self, canonical: str, key: int) -> str | None:
