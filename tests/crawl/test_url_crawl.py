@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -194,6 +195,36 @@ def _target_rules(site_url: str, path: Path) -> None:
     path.write_text(ruleset.dumps())
 
 
+def _crawl_with_target_rules(out: Path, site_url: str, **settings: Any) -> CrawlResult:
+    """A crawl of ``site_url`` with the rule set of :func:`_target_rules` in force, and no
+    learning that could replace it."""
+    _target_rules(site_url, out / "rules.json")
+    return run_crawl(
+        out / "rules",
+        start=site_url,
+        TEMPLATES_URL_RULES_FILE=str(out / "rules.json"),
+        TEMPLATES_URL_MIN_SAMPLES=10_000,
+        **settings,
+    )
+
+
+_NOT_FOUND = (404, "<html><body><h1>Not found</h1></body></html>")
+
+
+class _Busy:
+    """A page that answers 503 to its first ``times`` requests (threads of the server
+    share it)."""
+
+    def __init__(self, times: int) -> None:
+        self.lock = threading.Lock()
+        self.left = times
+
+    def now(self) -> bool:
+        with self.lock:
+            self.left -= 1
+            return self.left >= 0
+
+
 def _page(route: str, links: list[str]) -> str:
     items = "".join(f'<li><a href="{href}">{href}</a></li>' for href in links)
     return (
@@ -205,7 +236,7 @@ def _page(route: str, links: list[str]) -> str:
 def _chain_page(path: str) -> tuple[int, str]:
     route = path.split("?")[0]
     if route != "/target" and route not in _CHAIN:
-        return 404, "<html><body><h1>Not found</h1></body></html>"
+        return _NOT_FOUND
     if route == "/c":
         time.sleep(1.0)
     return 200, _page(route, _CHAIN.get(route, []))
@@ -221,16 +252,9 @@ def test_a_request_another_middleware_drops_does_not_keep_its_page_out(
 
     out = tmp_path_factory.mktemp("depth")
     with DemoSite(render_page=_chain_page) as site:
-        _target_rules(site.url, out / "rules.json")
         common = {"CONCURRENT_REQUESTS": 2, "DEPTH_LIMIT": 2}
         plain = run_crawl(out / "plain", start=site.url, ADDONS={}, **common)
-        result = run_crawl(
-            out / "rules",
-            start=site.url,
-            TEMPLATES_URL_RULES_FILE=str(out / "rules.json"),
-            TEMPLATES_URL_MIN_SAMPLES=10_000,
-            **common,
-        )
+        result = _crawl_with_target_rules(out, site.url, **common)
     assert any(urlsplit(i["url"]).path == "/target" for i in plain.items)
     assert [urlsplit(i["url"]).path for i in result.items if "target" in i["url"]] == ["/target"]
     # the link past the limit is left to DepthMiddleware; the one within it is rewritten
@@ -241,21 +265,18 @@ class _FailingCanonical:
     """``/target`` answers 500 without a query; with one, 503 the first time, then the page."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.busy = 1
+        self.busy = _Busy(1)
 
     def __call__(self, path: str) -> tuple[int, str]:
         route, _, query = path.partition("?")
         if route == "/":
             return 200, _page("/", ["/target?sid=x1"])
         if route != "/target":
-            return 404, "<html><body><h1>Not found</h1></body></html>"
+            return _NOT_FOUND
         if not query:
             return 500, "<html><body>error</body></html>"
-        with self.lock:
-            self.busy -= 1
-            if self.busy >= 0:
-                return 503, "<html><body>busy</body></html>"
+        if self.busy.now():
+            return 503, "<html><body>busy</body></html>"
         return 200, _page("/target", [])
 
 
@@ -268,13 +289,7 @@ def test_a_rewrite_that_fails_falls_back_to_a_request_with_retries_of_its_own(
 
     out = tmp_path_factory.mktemp("fallback")
     with DemoSite(render_page=_FailingCanonical()) as site:
-        _target_rules(site.url, out / "rules.json")
-        result = run_crawl(
-            out / "rules",
-            start=site.url,
-            TEMPLATES_URL_RULES_FILE=str(out / "rules.json"),
-            TEMPLATES_URL_MIN_SAMPLES=10_000,
-        )
+        result = _crawl_with_target_rules(out, site.url)
     assert [i["url"] for i in result.items if "target" in i["url"]] == [f"{site.url}target?sid=x1"]
     assert result.stats["templates/urls/fallbacks"] == 1
 
@@ -284,8 +299,7 @@ class _BusyCanonical:
     then the page; ``/b`` answers a second late and links ``/target?sid=x8b``."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.busy = 3
+        self.busy = _Busy(3)
 
     def __call__(self, path: str) -> tuple[int, str]:
         route = path.partition("?")[0]
@@ -295,11 +309,9 @@ class _BusyCanonical:
             time.sleep(1.0)
             return 200, _page("/b", ["/target?sid=x8b"])
         if route != "/target":
-            return 404, "<html><body><h1>Not found</h1></body></html>"
-        with self.lock:
-            self.busy -= 1
-            if self.busy >= 0:
-                return 503, "<html><body>busy</body></html>"
+            return _NOT_FOUND
+        if self.busy.now():
+            return 503, "<html><body>busy</body></html>"
         return 200, _page("/target", [])
 
 
@@ -312,12 +324,5 @@ def test_a_page_whose_request_failed_is_fetched_under_its_next_url(
 
     out = tmp_path_factory.mktemp("failed")
     with DemoSite(render_page=_BusyCanonical()) as site:
-        _target_rules(site.url, out / "rules.json")
-        result = run_crawl(
-            out / "rules",
-            start=site.url,
-            CONCURRENT_REQUESTS=2,
-            TEMPLATES_URL_RULES_FILE=str(out / "rules.json"),
-            TEMPLATES_URL_MIN_SAMPLES=10_000,
-        )
+        result = _crawl_with_target_rules(out, site.url, CONCURRENT_REQUESTS=2)
     assert [i["url"] for i in result.items if "target" in i["url"]] == [f"{site.url}target?sid=x8b"]
