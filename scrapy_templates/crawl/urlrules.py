@@ -41,7 +41,7 @@ from scrapy_templates.crawl.urlguards import UrlGuards, load_rules_file
 from scrapy_templates.crawl.urlsampling import UrlSampling
 from scrapy_templates.sites import host_site
 from scrapy_templates.store.base import StoreError, TemplateStore
-from scrapy_templates.urlnorm.checks import FAILED, Check, Outcome, content_sketch
+from scrapy_templates.urlnorm.checks import FAILED, Check, Outcome
 from scrapy_templates.urlnorm.clusters import Sample
 from scrapy_templates.urlnorm.guard import Form
 from scrapy_templates.urlnorm.jobs import Keyed, Keyring, UrlJob
@@ -193,6 +193,8 @@ class UrlRules:
             canonical=head_canonical(body, final_url),
             redirects=same_host,
         )
+        if sample.canonical is not None and host_site(sample.canonical) == site:
+            host.checks.names_canonical()
         named = sample.canonical not in (None, final_url) or bool(same_host)
         self.sampling.add_download(
             site, sample, hold=page and host.has_rules and not named, named=named, page=page
@@ -206,11 +208,8 @@ class UrlRules:
         site = host_site(check.url)
         html = isinstance(response, HtmlResponse)
         digest = page_hash(response.body, self.max_bytes) if html else None
-        named = [response.url]
         declared = head_canonical(response.body, response.url) if html else None
-        if declared is not None:
-            named.append(declared)
-        outcome = self.guards.host(site).checks.fetched(check, digest, named)
+        outcome = self.guards.host(site).checks.fetched(check, digest, response.url, declared)
         self._ended(site, outcome)
         return outcome.status
 
@@ -267,8 +266,7 @@ class UrlRules:
             except ValueError:  # an item's URL the spider wrote: no host, no sample
                 return
             self.sampling.add(Sample(url, simhash=simhash, text_hash=text_hash))
-            outcome = self.guards.host(site).checks.content(url, content_sketch(content))
-            if outcome is not None:
+            for outcome in self.guards.host(site).checks.content(url, content):
                 self._ended(site, outcome)
 
     def attach(self, store: TemplateStore, owner: str) -> None:

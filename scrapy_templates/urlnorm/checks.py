@@ -5,16 +5,20 @@ A rule learned from a sample can be wrong where the sample was thin: query pages
 result lists read alike in training, a section whose pages the rule never saw. So the first
 :attr:`RuleChecks.first` URLs each rule turns away, and then a :attr:`RuleChecks.share` of
 them, are checked (a :class:`Check`): the URL is fetched as the spider asked for it, and its page is
-compared with a downloaded page of the URL the rule gave (the *witness*). At download, the
-site's word decides (the page redirects to, or names as its ``rel=canonical``, the rule's
-URL or the witness), then the page's text
+compared with a downloaded page of the URL the rule gave (the *witness*). At download, a
+redirect to the rule's URL or the witness decides, then the page's text
 (:func:`~scrapy_templates.urlnorm.samples.page_hash`). When the texts differ, the contents
-decide once the checked page is an item: the two pages are one when they share
+decide once both pages are items: the two pages are one when they share
 :data:`SAME_CONTENT` of their content text, pagelet by pagelet (:func:`content_sketch`), and
-two when they do not or the witness has no content to compare. A
+two when they do not. A
 rotating banner, or a breadcrumb counted as content on the page marked first and as template
 on the one marked later, changes the text without making two pages; a short result list that
-shares some of its entries with another is another page. A check that fails names two
+shares some of its entries with another is another page. A page that names the rule's URL or
+the witness as its ``rel=canonical`` is one with it also when :data:`SAME_TEXT` of its
+content's word pairs are the witness's, whatever the layout (:func:`text_sketch`): a print
+view laid out as one block is its article, while page 7 of a listing that names page 1
+canonical (an old search-engine habit) is another page, which the claim alone would have
+merged. A check that fails names two
 distinct pages: the caller retracts the rule that merged them
 (:meth:`~scrapy_templates.urlnorm.rules.RuleSet.keeping_apart`).
 
@@ -35,10 +39,12 @@ import hashlib
 import random
 from array import array
 from collections import OrderedDict, deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 from urllib.parse import urlsplit
+
+import numpy as np
 
 from .url import url_key
 
@@ -61,6 +67,11 @@ MAX_WAITING = 1_000
 SAME_CONTENT = 0.9
 # the largest content pagelets a page is compared by
 SKETCH_PARTS = 32
+# the share of its content's word pairs that a page naming another canonical shares with it
+# when it is that page laid out another way
+SAME_TEXT = 0.9
+# the word pairs of a page's content that its text sketch keeps (those of lowest hash)
+TEXT_SKETCH = 128
 # pages whose content sketch is kept, per host (the oldest are forgotten: a check against one
 # of them ends ``unknown``)
 MAX_SKETCHES = 100_000
@@ -143,6 +154,51 @@ def resemblance(first: bytes, second: bytes) -> float:
     return sum(min(a[k], b[k]) for k in a.keys() & b.keys()) / total
 
 
+_MIX_FIRST = np.uint64(0x9E3779B97F4A7C15)
+_MIX_SECOND = np.uint64(0xC2B2AE3D27D4EB4F)
+_HIGH = np.uint64(32)
+
+
+def text_sketch(parts: Iterable[str]) -> bytes:
+    """What a page's words are compared by, whatever pagelets hold them: the
+    :data:`TEXT_SKETCH` lowest 32-bit hashes of its content's word pairs, sorted and packed
+    (all of them when there are fewer; ``b""`` for fewer than two words).
+
+    Words are hashed with Python's own string hash, which is seeded per process: sketches are
+    compared in the process that made them, as :class:`RuleChecks` does."""
+    words = " ".join(parts).split()
+    if len(words) < 2:
+        return b""
+    hashes = np.fromiter(map(hash, words), dtype=np.int64, count=len(words)).view(np.uint64)
+    pairs = ((hashes[:-1] * _MIX_FIRST + hashes[1:] * _MIX_SECOND) >> _HIGH).astype(np.uint32)
+    kept = None
+    if len(pairs) > 2 * TEXT_SKETCH:
+        kept = np.unique(pairs[pairs <= np.partition(pairs, 2 * TEXT_SKETCH)[2 * TEXT_SKETCH]])
+    if kept is None or len(kept) < TEXT_SKETCH:  # few pairs, or a few repeated over and over
+        kept = np.unique(pairs)
+    return kept[:TEXT_SKETCH].tobytes()
+
+
+def contained(part: bytes, whole: bytes) -> float:
+    """The share of the word pairs sketched by ``part`` that the page sketched by ``whole``
+    has too (0.0 when ``part`` has none): estimated on the pairs of ``part`` low enough to
+    be in ``whole``'s sketch if ``whole`` had them."""
+    mine = np.frombuffer(part, dtype=np.uint32)
+    theirs = np.frombuffer(whole, dtype=np.uint32)
+    if len(theirs) == TEXT_SKETCH:
+        mine = mine[mine <= theirs[-1]]
+    if not len(mine):
+        return 0.0
+    return float(np.isin(mine, theirs, assume_unique=True).mean())
+
+
+def _keep(sketches: OrderedDict[int, bytes], key: int, sketch: bytes) -> None:
+    sketches[key] = sketch
+    sketches.move_to_end(key)
+    while len(sketches) > MAX_SKETCHES:
+        sketches.popitem(last=False)
+
+
 class RuleChecks(Generic[T]):
     """One host's checks (see the module docstring): which requests to check, the page and
     content hashes of its downloads to compare them with, and each rule's tally."""
@@ -153,9 +209,16 @@ class RuleChecks(Generic[T]):
         self.tallies: dict[str, Tally] = {}
         self._pages: dict[int, int] = {}
         self._contents: OrderedDict[int, bytes] = OrderedDict()
+        # the words of the host's pages, sketched once one of them named a canonical URL
+        self._texts: OrderedDict[int, bytes] = OrderedDict()
+        self._canonical_site = False
         # canonical key of a page not downloaded yet -> the checks waiting for it
         self._parked: OrderedDict[int, list[tuple[T, str, str, str, str]]] = OrderedDict()
-        self._open: OrderedDict[int, tuple[str, str]] = OrderedDict()
+        self._open: OrderedDict[int, tuple[str, str, bool]] = OrderedDict()
+        # the key of a witness not yet an item -> the checks whose page is, with its sketches
+        self._awaiting: OrderedDict[int, list[tuple[str, str, str, bytes, bytes | None]]] = (
+            OrderedDict()
+        )
         self._ready: list[Check[T]] = []
         # checks of a rule in new directories, waiting for the directory budget
         self._budgeted: deque[Check[T]] = deque()
@@ -268,11 +331,20 @@ class RuleChecks(Generic[T]):
             ready.append(self._budgeted.popleft())
         return ready
 
-    def fetched(self, check: Check[T], page_hash: str | None, named: Iterable[str]) -> Outcome:
-        """The page of ``check`` was downloaded: its text hashes to ``page_hash`` and it names
-        the URLs ``named`` as itself (where it was redirected to, its ``rel=canonical``)."""
+    def names_canonical(self) -> None:
+        """A page of the host named a URL of the host as its ``rel=canonical``: from now on
+        the words of its pages are sketched too, to bear out such a claim in a check."""
+        self._canonical_site = True
+
+    def fetched(
+        self, check: Check[T], page_hash: str | None, final_url: str, canonical: str | None
+    ) -> Outcome:
+        """The page of ``check`` was downloaded from ``final_url`` (where its redirects
+        led): its text hashes to ``page_hash`` and it names ``canonical`` as its
+        ``rel=canonical``."""
         url, witness, rule = check.url, check.witness, check.rule
-        if {url_key(u) for u in named} & {url_key(check.target), url_key(witness)}:
+        named = {url_key(check.target), url_key(witness)}
+        if url_key(final_url) in named:
             return self._end(HELD, url, witness, rule)
         theirs = self._pages.get(url_key(witness))
         mine = _digest(page_hash)
@@ -280,32 +352,53 @@ class RuleChecks(Generic[T]):
             return self._end(UNKNOWN, url, witness, rule)
         if mine == theirs:
             return self._end(HELD, url, witness, rule)
-        # the witness's content may still be on its way (its item waits for the parse)
-        self._open[url_key(url)] = (witness, rule)
+        # the contents decide, once both pages are items
+        claimed = canonical is not None and url_key(canonical) in named
+        self._canonical_site |= claimed
+        self._open[url_key(url)] = (witness, rule, claimed)
         self._open.move_to_end(url_key(url))
         while len(self._open) > MAX_WAITING:
             self._open.popitem(last=False)
         return Outcome(OPEN, url, witness, rule)
 
-    def content(self, url: str, sketch: bytes) -> Outcome | None:
-        """``url``'s page became an item whose content is sketched by ``sketch`` (see
-        :func:`content_sketch`); the outcome of the open check of ``url``, if there is one."""
+    def content(self, url: str, parts: Sequence[str]) -> list[Outcome]:
+        """``url``'s page became an item whose content pagelets have the texts ``parts``:
+        the outcomes of the checks this decides — that of ``url``, unless its witness is not
+        an item yet, and those that waited for ``url`` as their witness."""
         if not self.enabled:
-            return None
+            return []
         key = url_key(url)
-        self._contents[key] = sketch
-        self._contents.move_to_end(key)
-        while len(self._contents) > MAX_SKETCHES:
-            self._contents.popitem(last=False)
+        sketch = content_sketch(parts)
+        _keep(self._contents, key, sketch)
         waiting = self._open.pop(key, None)
-        if waiting is None:
-            return None
-        witness, rule = waiting
+        claimed = waiting is not None and waiting[2]
+        text = text_sketch(parts) if self._canonical_site or claimed else None
+        if text is not None:
+            _keep(self._texts, key, text)
+        outcomes = [self._compare(*check) for check in self._awaiting.pop(key, ())]
+        if waiting is not None:
+            witness, rule, _ = waiting
+            check = (url, witness, rule, sketch, text if claimed else None)
+            if url_key(witness) in self._contents:
+                outcomes.append(self._compare(*check))
+            else:  # the witness's item is still on its way
+                self._awaiting.setdefault(url_key(witness), []).append(check)
+                while len(self._awaiting) > MAX_WAITING:
+                    self._awaiting.popitem(last=False)
+        return outcomes
+
+    def _compare(
+        self, url: str, witness: str, rule: str, sketch: bytes, text: bytes | None
+    ) -> Outcome:
+        """How the check of ``url`` ends, by its content (``text``: its words, when it named
+        the witness canonical)."""
         theirs = self._contents.get(url_key(witness))
         # texts that differ, and no content to say they are one page: two pages
         held = theirs is not None and resemblance(sketch, theirs) >= SAME_CONTENT
-        status = HELD if held else FAILED
-        return self._end(status, url, witness, rule)
+        if not held and text is not None:
+            their_text = self._texts.get(url_key(witness))
+            held = their_text is not None and contained(text, their_text) >= SAME_TEXT
+        return self._end(HELD if held else FAILED, url, witness, rule)
 
     def _end(self, status: str, url: str, witness: str, rule: str) -> Outcome:
         tally = self.tallies.setdefault(rule, Tally())

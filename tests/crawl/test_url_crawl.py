@@ -326,3 +326,21 @@ def test_a_page_whose_request_failed_is_fetched_under_its_next_url(
     with DemoSite(render_page=_BusyCanonical()) as site:
         result = _crawl_with_target_rules(out, site.url, CONCURRENT_REQUESTS=2)
     assert [i["url"] for i in result.items if "target" in i["url"]] == [f"{site.url}target?sid=x8b"]
+
+
+def test_listing_pages_that_name_their_first_page_canonical_are_all_fetched(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Every page of a listing names page 1 canonical. The rule "drop ``page``" the claim
+    teaches is checked: page N's content is not page 1's, whatever its ``rel=canonical``
+    says, so the rule is retracted and every product, linked from one listing page only, is
+    reached."""
+    from tests.sites.listings import ListingSite, page_key, products
+
+    with ListingSite() as site:
+        result = run_crawl(
+            tmp_path_factory.mktemp("listings"), start=site.url, CONCURRENT_REQUESTS=1
+        )
+    pages = {page_key(item["url"]) for item in result.items}
+    assert products() <= pages
+    assert result.stats.get("templates/urls/checks/failed", 0) >= 1

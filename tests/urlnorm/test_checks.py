@@ -10,11 +10,14 @@ from scrapy_templates.urlnorm.checks import (
     HELD,
     OPEN,
     SAME_CONTENT,
+    TEXT_SKETCH,
     UNKNOWN,
     Check,
     RuleChecks,
+    contained,
     content_sketch,
     resemblance,
+    text_sketch,
 )
 from scrapy_templates.urlnorm.url import url_key
 
@@ -22,6 +25,7 @@ RULE = "http://a/item?id=* -> http://a/item?id=*: drop ?view"
 SHOP = "http://a/shop/item?id=1"
 PAGE_HASH = "00000000000000aa"
 OTHER_HASH = "00000000000000bb"
+VIEW = f"{SHOP}&view=1"
 ARTICLE = [
     "A long article body that carries most of the page's own words, " * 20,
     "Related: three more stories",
@@ -90,24 +94,25 @@ def _check(url: str = f"{SHOP}&view=1") -> Check[str]:
 def test_the_same_text_holds_and_the_tally_says_so() -> None:
     checks: RuleChecks[str] = RuleChecks()
     _downloaded(checks, SHOP)
-    assert checks.fetched(_check(), PAGE_HASH, []).status == HELD
+    assert checks.fetched(_check(), PAGE_HASH, VIEW, None).status == HELD
     assert checks.counts() == {RULE: (1, 1)}
 
 
-def test_the_site_naming_the_rules_url_holds_whatever_the_text() -> None:
+def test_a_redirect_to_the_rules_url_holds_whatever_the_text() -> None:
     checks: RuleChecks[str] = RuleChecks()
     _downloaded(checks, SHOP)
-    assert checks.fetched(_check(), OTHER_HASH, [f"{SHOP}&view=1", SHOP]).status == HELD
+    assert checks.fetched(_check(), OTHER_HASH, SHOP, None).status == HELD
 
 
-def test_another_text_fails_when_the_witness_never_had_content_to_compare() -> None:
+def test_an_open_check_waits_for_its_witness_to_be_an_item() -> None:
+    """The checked page's item came first: the check ends when the witness's does."""
     checks: RuleChecks[str] = RuleChecks()
     _downloaded(checks, SHOP)
-    url = f"{SHOP}&view=1"
-    assert checks.fetched(_check(url), OTHER_HASH, []).status == OPEN  # its item may be late
-    outcome = checks.content(url, content_sketch(ARTICLE))
-    assert outcome is not None
-    assert (outcome.status, outcome.url, outcome.witness) == (FAILED, url, SHOP)
+    assert checks.fetched(_check(), OTHER_HASH, VIEW, None).status == OPEN
+    assert checks.content(VIEW, ARTICLE) == []
+    assert checks.counts() == {}
+    (outcome,) = checks.content(SHOP, ["Another chapter altogether " * 20])
+    assert (outcome.status, outcome.url, outcome.witness) == (FAILED, VIEW, SHOP)
     assert checks.counts() == {RULE: (1, 0)}
 
 
@@ -122,28 +127,26 @@ def test_a_retracted_rules_waiting_checks_are_cancelled() -> None:
 def test_without_a_text_to_compare_a_check_is_unknown_and_not_counted() -> None:
     checks: RuleChecks[str] = RuleChecks()
     _downloaded(checks, SHOP)
-    assert checks.fetched(_check(), None, []).status == UNKNOWN
+    assert checks.fetched(_check(), None, VIEW, None).status == UNKNOWN
     assert checks.counts() == {}
 
 
 def test_an_open_check_holds_when_the_content_is_the_same_but_for_a_template_line() -> None:
     checks: RuleChecks[str] = RuleChecks()
     _downloaded(checks, SHOP)
-    assert checks.content(SHOP, content_sketch(["Home > Shop", *ARTICLE])) is None
-    url = f"{SHOP}&view=1"
-    assert checks.fetched(_check(url), OTHER_HASH, []).status == OPEN
-    outcome = checks.content(url, content_sketch(ARTICLE))
-    assert outcome is not None and outcome.status == HELD
+    assert checks.content(SHOP, ["Home > Shop", *ARTICLE]) == []
+    assert checks.fetched(_check(), OTHER_HASH, VIEW, None).status == OPEN
+    (outcome,) = checks.content(VIEW, ARTICLE)
+    assert outcome.status == HELD
 
 
 def test_an_open_check_fails_when_the_content_differs() -> None:
     checks: RuleChecks[str] = RuleChecks()
     _downloaded(checks, SHOP)
-    checks.content(SHOP, content_sketch(ARTICLE))
-    url = f"{SHOP}&view=1"
-    assert checks.fetched(_check(url), OTHER_HASH, []).status == OPEN
-    outcome = checks.content(url, content_sketch(["Another chapter altogether " * 20]))
-    assert outcome is not None and (outcome.status, outcome.witness) == (FAILED, SHOP)
+    checks.content(SHOP, ARTICLE)
+    assert checks.fetched(_check(), OTHER_HASH, VIEW, None).status == OPEN
+    (outcome,) = checks.content(VIEW, ["Another chapter altogether " * 20])
+    assert (outcome.status, outcome.witness) == (FAILED, SHOP)
 
 
 def test_rules_checked_elsewhere_need_no_first_checks_here() -> None:
@@ -164,3 +167,89 @@ def test_resemblance_is_the_shared_share_of_the_larger_content() -> None:
     assert shifted < SAME_CONTENT  # a result list sharing most entries is another page
     assert resemblance(content_sketch([]), content_sketch([])) == 1.0
     assert resemblance(content_sketch(["  a  b "]), content_sketch(["a b"])) == 1.0
+
+
+LISTING = "http://a/shop/shoes"
+PAGE_SEVEN = f"{LISTING}?page=7"
+
+
+def _entries(first: int) -> list[str]:
+    return [
+        f"Shoe {n}: a leather shoe, size {30 + n}, colour {n * 7 % 11}"
+        for n in range(first, first + 10)
+    ]
+
+
+def test_a_page_naming_the_witness_canonical_holds_when_its_words_are_the_witnesses() -> None:
+    """A print view holds the article's words in one block where the article has a
+    pagelet per part: no pagelet is shared, the words are."""
+    checks: RuleChecks[str] = RuleChecks()
+    checks.names_canonical()
+    _downloaded(checks, SHOP)
+    article = ["Record import league", "Published in May", *ARTICLE]
+    checks.content(SHOP, article)
+    assert checks.fetched(_check(), OTHER_HASH, VIEW, SHOP).status == OPEN
+    (outcome,) = checks.content(VIEW, [" ".join(article[:1] + article[2:])])
+    assert outcome.status == HELD
+    assert checks.counts() == {RULE: (1, 1)}
+
+
+def test_a_listing_page_naming_page_one_canonical_is_another_page() -> None:
+    """Page 7 names page 1 canonical and shares its heading and layout, not its entries:
+    the claim alone does not make it page 1."""
+    checks: RuleChecks[str] = RuleChecks()
+    checks.names_canonical()
+    _downloaded(checks, LISTING)
+    checks.content(LISTING, ["Shoes", "Sort by price or name", *_entries(0)])
+    check = Check(PAGE_SEVEN, PAGE_SEVEN, LISTING, LISTING, RULE)
+    assert checks.fetched(check, OTHER_HASH, PAGE_SEVEN, LISTING).status == OPEN
+    (outcome,) = checks.content(PAGE_SEVEN, ["Shoes", "Sort by price or name", *_entries(60)])
+    assert (outcome.status, outcome.witness) == (FAILED, LISTING)
+
+
+def test_a_claim_cannot_be_borne_out_without_the_witnesses_words() -> None:
+    """The witness became an item before the host named any canonical: its words were not
+    sketched, and a page laid out another way is another page."""
+    checks: RuleChecks[str] = RuleChecks()
+    _downloaded(checks, SHOP)
+    checks.content(SHOP, ["Title", *ARTICLE])
+    assert checks.fetched(_check(), OTHER_HASH, VIEW, SHOP).status == OPEN
+    (outcome,) = checks.content(VIEW, [" ".join(["Title", *ARTICLE])])
+    assert outcome.status == FAILED
+
+
+def test_a_claim_waits_for_the_witnesses_words() -> None:
+    """The print view's item came before its article's: the article's words, sketched when
+    it becomes an item, decide."""
+    checks: RuleChecks[str] = RuleChecks()
+    checks.names_canonical()
+    _downloaded(checks, SHOP)
+    assert checks.fetched(_check(), OTHER_HASH, VIEW, SHOP).status == OPEN
+    assert checks.content(VIEW, [" ".join(["Title", *ARTICLE])]) == []
+    (outcome,) = checks.content(SHOP, ["Title", *ARTICLE])
+    assert (outcome.status, outcome.url) == (HELD, VIEW)
+
+
+def test_a_text_sketch_keeps_the_lowest_word_pairs_whatever_the_layout() -> None:
+    words = [f"w{n}" for n in range(1000)]
+    sketch = text_sketch([" ".join(words)])
+    assert len(sketch) == 4 * TEXT_SKETCH
+    assert text_sketch([" ".join(words[:500]), " ".join(words[500:])]) == sketch
+    assert text_sketch(["  ".join(words)]) == sketch
+    assert text_sketch(["lonely"]) == b""
+    assert len(text_sketch(["a b c", "d"])) == 4 * 3
+
+
+def test_containment_is_the_share_of_a_pages_word_pairs_the_other_has() -> None:
+    words = [f"w{n}" for n in range(2000)]
+    whole = text_sketch([" ".join(words)])
+    assert contained(whole, whole) == 1.0
+    # a part cut out of a larger page: all its pairs low enough to compare are there
+    assert contained(text_sketch([" ".join(words[:1500])]), whole) == 1.0
+    half = contained(whole, text_sketch([" ".join(words[:1000])]))
+    assert 0.3 < half < 0.7
+    other = text_sketch([" ".join(f"v{n}" for n in range(2000))])
+    assert contained(other, whole) == 0.0
+    assert contained(b"", whole) == 0.0
+    short = text_sketch([" ".join(words[:20])])
+    assert contained(short, text_sketch([" ".join(words[:20])])) == 1.0
