@@ -24,6 +24,7 @@ from scrapy_templates.crawl.middlewares import (
 )
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.store.memory import MemoryStore
+from scrapy_templates.urlnorm.checks import Check
 from scrapy_templates.urlnorm.guard import HostGuard, url_key
 from scrapy_templates.urlnorm.learn import learn_rules
 from scrapy_templates.urlnorm.rules import RuleSet
@@ -601,3 +602,41 @@ async def test_a_fallback_that_fails_too_lets_the_next_url_of_its_page_go(crawle
     assert engine.crawled == []  # the fallback is the page's try: nothing else goes
     await mw.process_response(fallback, busy.replace(url=SID_URL))
     assert [r.url for r in engine.crawled] == [variant]
+
+
+def _html(canonical: str, body: str) -> bytes:
+    head = f'<head><link rel="canonical" href="{canonical}"></head>'
+    return f"<html>{head}<body>{body}</body></html>".encode()
+
+
+async def test_a_check_naming_the_rules_url_canonical_is_judged_by_its_words() -> None:
+    """The host's pages name canonical URLs, so the article's words are sketched when it
+    becomes an item: its print view, one block of the same words, holds; page 2 of a
+    listing naming page 1 canonical does not."""
+    crawler = _crawler()
+    rules = runtime(crawler).urls
+    rules.attach(MemoryStore(), "test")
+    host = "http://h.example"
+    words = [f"{host}/article", f"{host}/list"]
+    texts = {
+        words[0]: ["Title of the story", "Published today", "The story itself, " * 30],
+        words[1]: [f"Entry {n}: a lamp of brass and glass" for n in range(10)],
+    }
+    for url in words:
+        page = _html(url, "<nav>Home News Shop</nav>" + " ".join(texts[url]))
+        rules.note_response(url, url, page, (), True)
+        rules.add_page(url, 1, None, texts[url])
+    views = {
+        f"{host}/article?print=1": (words[0], " ".join(texts[words[0]])),
+        f"{host}/list?page=2": (
+            words[1],
+            " ".join(f"Entry {n}: a rug of wool" for n in range(10, 20)),
+        ),
+    }
+    for url, (witness, text) in views.items():
+        check = Check(Request(url), url, witness, witness, "rule")
+        response = HtmlResponse(url, body=_html(witness, text))
+        assert rules.check_fetched(check, response) == "open"
+        rules.add_page(url, 2, None, [text])
+    assert crawler.stats.get_value("templates/urls/checks/held") == 1
+    assert crawler.stats.get_value("templates/urls/checks/failed") == 1
