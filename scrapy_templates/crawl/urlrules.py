@@ -218,29 +218,35 @@ class UrlRules:
         self._inc(f"templates/urls/checks/{outcome.status}")
         if outcome.status != FAILED:
             return
+        # a page naming the witness canonical whose words are not the witness's
+        refuted = " (its rel=canonical names that page, its words do not)" * outcome.claimed
+        if outcome.claimed:
+            self._inc("templates/urls/checks/canonical_refuted")
         if not self.guards.retract(site, outcome.url, outcome.witness):
             released = self.guards.release(site, outcome.rule)
             if released:
                 self._inc("templates/urls/released", released)
                 logger.info(
                     "scrapy-templates: a check of a URL rule of %s no longer in force failed "
-                    "(%s): %s is not the page of %s; the %d requests it turned away are sent "
+                    "(%s): %s is not the page of %s%s; the %d requests it turned away are sent "
                     "again",
                     site,
                     outcome.rule,
                     outcome.url,
                     outcome.witness,
+                    refuted,
                     released,
                 )
             return
         self._inc("templates/urls/rules_retracted")
         logger.warning(
-            "scrapy-templates: URL rule of %s retracted (%s): %s is not the page of %s; "
+            "scrapy-templates: URL rule of %s retracted (%s): %s is not the page of %s%s; "
             "the requests it turned away are sent again",
             site,
             outcome.rule,
             outcome.url,
             outcome.witness,
+            refuted,
         )
         if self._store is not None:
             task = asyncio.ensure_future(self._rekey(site))

@@ -97,12 +97,14 @@ class Check(Generic[T]):
 class Outcome:
     """How a check ended: ``held`` (the same page), ``failed`` (``url`` and ``witness`` are
     distinct pages), ``open`` (the page texts differ; the content will decide) or ``unknown``
-    (a page too short to compare)."""
+    (a page too short to compare); ``claimed``: the checked page named the rule's URL or the
+    witness as its ``rel=canonical`` (a failed check then refutes the site's word)."""
 
     status: str
     url: str
     witness: str
     rule: str
+    claimed: bool = False
 
 
 @dataclass
@@ -391,21 +393,23 @@ class RuleChecks(Generic[T]):
         self, url: str, witness: str, rule: str, sketch: bytes, text: bytes | None
     ) -> Outcome:
         """How the check of ``url`` ends, by its content (``text``: its words, when it named
-        the witness canonical)."""
+        the witness canonical, ``None`` when it did not)."""
         theirs = self._contents.get(url_key(witness))
         # texts that differ, and no content to say they are one page: two pages
         held = theirs is not None and resemblance(sketch, theirs) >= SAME_CONTENT
         if not held and text is not None:
             their_text = self._texts.get(url_key(witness))
             held = their_text is not None and contained(text, their_text) >= SAME_TEXT
-        return self._end(HELD if held else FAILED, url, witness, rule)
+        return self._end(HELD if held else FAILED, url, witness, rule, text is not None)
 
-    def _end(self, status: str, url: str, witness: str, rule: str) -> Outcome:
+    def _end(
+        self, status: str, url: str, witness: str, rule: str, claimed: bool = False
+    ) -> Outcome:
         tally = self.tallies.setdefault(rule, Tally())
         if status != UNKNOWN:
             tally.checked += 1
             tally.held += status == HELD
-        return Outcome(status, url, witness, rule)
+        return Outcome(status, url, witness, rule, claimed)
 
     def counts(self) -> dict[str, tuple[int, int]]:
         """Each rule's ``(checked, held)``, by signature."""

@@ -146,7 +146,7 @@ def test_an_open_check_fails_when_the_content_differs() -> None:
     checks.content(SHOP, ARTICLE)
     assert checks.fetched(_check(), OTHER_HASH, VIEW, None).status == OPEN
     (outcome,) = checks.content(VIEW, ["Another chapter altogether " * 20])
-    assert (outcome.status, outcome.witness) == (FAILED, SHOP)
+    assert (outcome.status, outcome.witness, outcome.claimed) == (FAILED, SHOP, False)
 
 
 def test_rules_checked_elsewhere_need_no_first_checks_here() -> None:
@@ -204,7 +204,7 @@ def test_a_listing_page_naming_page_one_canonical_is_another_page() -> None:
     check = Check(PAGE_SEVEN, PAGE_SEVEN, LISTING, LISTING, RULE)
     assert checks.fetched(check, OTHER_HASH, PAGE_SEVEN, LISTING).status == OPEN
     (outcome,) = checks.content(PAGE_SEVEN, ["Shoes", "Sort by price or name", *_entries(60)])
-    assert (outcome.status, outcome.witness) == (FAILED, LISTING)
+    assert (outcome.status, outcome.witness, outcome.claimed) == (FAILED, LISTING, True)
 
 
 def test_a_claim_cannot_be_borne_out_without_the_witnesses_words() -> None:
