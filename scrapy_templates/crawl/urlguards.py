@@ -99,6 +99,10 @@ class UrlGuards:
             found = self._hosts[site] = HostGuard(checks=RuleChecks(*self.checks))
         return found
 
+    def hosts(self) -> list[tuple[str, HostGuard[Request]]]:
+        """Every host's guard, by site."""
+        return list(self._hosts.items())
+
     def guard(self, url: str) -> HostGuard[Request] | None:
         """The guard of ``url``'s host (``None`` for a URL without one)."""
         try:

@@ -30,7 +30,7 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.http import HtmlResponse, Response
 
@@ -121,6 +121,8 @@ class UrlRules:
         if path and self.enabled:
             for ruleset in load_rules_file(path):
                 self.guards.install(ruleset, source=str(path))
+        if self.enabled:
+            crawler.signals.connect(self.idle, signal=signals.spider_idle)
 
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
@@ -185,6 +187,10 @@ class UrlRules:
         self.sampling.touch(site)
         if not (html and self.enabled):
             return repeated
+        if page and url != final_url:
+            host.checks.redirected(url, final_url)
+        for outcome in host.checks.expired():
+            self._ended(site, outcome)
         self.guards.send_checks(host)
         same_host = tuple(r for r in redirects if host_site(r) == site)
         sample = Sample(
@@ -193,7 +199,8 @@ class UrlRules:
             canonical=head_canonical(body, final_url),
             redirects=same_host,
         )
-        if sample.canonical is not None and host_site(sample.canonical) == site:
+        declared = sample.canonical
+        if declared is not None and declared != final_url and host_site(declared) == site:
             host.checks.names_canonical()
         named = sample.canonical not in (None, final_url) or bool(same_host)
         self.sampling.add_download(
@@ -213,9 +220,20 @@ class UrlRules:
         self._ended(site, outcome)
         return outcome.status
 
+    def idle(self) -> None:
+        """The crawl has nothing in flight: every download has been through the spider and
+        the pipeline, so a check still waiting for a page's content never gets it, and ends
+        now (:meth:`~scrapy_templates.urlnorm.checks.RuleChecks.expired`). The requests of
+        a rule it retracts are sent again at once, and the crawl goes on with them."""
+        for site, host in self.guards.hosts():
+            for outcome in host.checks.expired(everything=True):
+                self._ended(site, outcome)
+
     def _ended(self, site: str, outcome: Outcome) -> None:
         """Count a check's outcome; retract the rule of a failed one."""
         self._inc(f"templates/urls/checks/{outcome.status}")
+        if outcome.expired:
+            self._inc("templates/urls/checks/expired")
         if outcome.status != FAILED:
             return
         # a page naming the witness canonical whose words are not the witness's

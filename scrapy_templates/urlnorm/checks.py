@@ -18,7 +18,9 @@ the witness as its ``rel=canonical`` is one with it also when :data:`SAME_TEXT` 
 content's word pairs are the witness's, whatever the layout (:func:`text_sketch`): a print
 view laid out as one block is its article, while page 7 of a listing that names page 1
 canonical (an old search-engine habit) is another page, which the claim alone would have
-merged. A check that fails names two
+merged. A check whose contents never come (a page the spider makes no item of) expires after
+:data:`PATIENCE` downloads of the host, or when the caller says none is left to come: a claim
+never borne out fails, another check ends unknown. A check that fails names two
 distinct pages: the caller retracts the rule that merged them
 (:meth:`~scrapy_templates.urlnorm.rules.RuleSet.keeping_apart`).
 
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import sys
 from array import array
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
@@ -72,9 +75,19 @@ SKETCH_PARTS = 32
 SAME_TEXT = 0.9
 # the word pairs of a page's content that its text sketch keeps (those of lowest hash)
 TEXT_SKETCH = 128
-# pages whose content sketch is kept, per host (the oldest are forgotten: a check against one
-# of them ends ``unknown``)
+# the fewest word pairs of a page a containment is estimated on, when the other page's sketch
+# leaves fewer of them to compare (a page much larger than the one it is compared with)
+MIN_COMPARED = 32
+# pages whose content sketch is kept, per host (the oldest are forgotten: a check waiting
+# for one of them expires)
 MAX_SKETCHES = 100_000
+# pages whose text sketch is kept, per host (512 bytes each)
+MAX_TEXTS = 20_000
+# host downloads after which a check still waiting for its page's or its witness's content
+# expires: items lag their downloads by the parse queue and the cold start's hold
+# (TEMPLATES_BOOTSTRAP_PAGES, 50 by default), and a page the spider makes no item of never
+# comes
+PATIENCE = 250
 # the share of a host's downloads that may go to checking rules in directories past the first
 # one each rule was checked in
 DIRECTORY_BUDGET = 0.1
@@ -97,14 +110,17 @@ class Check(Generic[T]):
 class Outcome:
     """How a check ended: ``held`` (the same page), ``failed`` (``url`` and ``witness`` are
     distinct pages), ``open`` (the page texts differ; the content will decide) or ``unknown``
-    (a page too short to compare); ``claimed``: the checked page named the rule's URL or the
-    witness as its ``rel=canonical`` (a failed check then refutes the site's word)."""
+    (a page too short to compare, or contents that never came); ``claimed``: the checked
+    page named the rule's URL or the witness as its ``rel=canonical`` (a failed check then
+    refutes the site's word); ``expired``: the contents did not come within
+    :data:`PATIENCE` downloads."""
 
     status: str
     url: str
     witness: str
     rule: str
     claimed: bool = False
+    expired: bool = False
 
 
 @dataclass
@@ -181,24 +197,44 @@ def text_sketch(parts: Iterable[str]) -> bytes:
     return kept[:TEXT_SKETCH].tobytes()
 
 
-def contained(part: bytes, whole: bytes) -> float:
+def contained(part: bytes, whole: bytes) -> float | None:
     """The share of the word pairs sketched by ``part`` that the page sketched by ``whole``
-    has too (0.0 when ``part`` has none): estimated on the pairs of ``part`` low enough to
-    be in ``whole``'s sketch if ``whole`` had them."""
+    has too (0.0 when ``part`` has none), estimated on the pairs of ``part`` low enough to
+    be in ``whole``'s sketch if ``whole`` had them; ``None`` when ``whole``'s sketch leaves
+    fewer than :data:`MIN_COMPARED` of them (a ``whole`` many times larger than ``part``):
+    too few to tell."""
     mine = np.frombuffer(part, dtype=np.uint32)
     theirs = np.frombuffer(whole, dtype=np.uint32)
-    if len(theirs) == TEXT_SKETCH:
-        mine = mine[mine <= theirs[-1]]
     if not len(mine):
         return 0.0
+    if len(theirs) == TEXT_SKETCH:
+        comparable = mine[mine <= theirs[-1]]
+        if len(comparable) < min(MIN_COMPARED, len(mine)):
+            return None
+        mine = comparable
     return float(np.isin(mine, theirs, assume_unique=True).mean())
 
 
-def _keep(sketches: OrderedDict[int, bytes], key: int, sketch: bytes) -> None:
-    sketches[key] = sketch
-    sketches.move_to_end(key)
-    while len(sketches) > MAX_SKETCHES:
-        sketches.popitem(last=False)
+V = TypeVar("V")
+
+
+def _keep(kept: OrderedDict[int, V], key: int, value: V, most: int) -> None:
+    kept[key] = value
+    kept.move_to_end(key)
+    while len(kept) > most:
+        kept.popitem(last=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Waiting:
+    """A check whose page is an item, waiting for its witness's content."""
+
+    url: str
+    witness: str
+    rule: str
+    sketch: bytes
+    text: bytes | None  # its words, when it named the witness canonical
+    expiry: int
 
 
 class RuleChecks(Generic[T]):
@@ -211,16 +247,22 @@ class RuleChecks(Generic[T]):
         self.tallies: dict[str, Tally] = {}
         self._pages: dict[int, int] = {}
         self._contents: OrderedDict[int, bytes] = OrderedDict()
-        # the words of the host's pages, sketched once one of them named a canonical URL
+        # the words of the host's pages, sketched once one of them named another canonical
+        # (canonical_site)
         self._texts: OrderedDict[int, bytes] = OrderedDict()
-        self._canonical_site = False
+        self.canonical_site = False
+        # the key of a URL that redirected -> that of the URL its item is made under
+        self._finals: OrderedDict[int, int] = OrderedDict()
         # canonical key of a page not downloaded yet -> the checks waiting for it
         self._parked: OrderedDict[int, list[tuple[T, str, str, str, str]]] = OrderedDict()
-        self._open: OrderedDict[int, tuple[str, str, bool]] = OrderedDict()
-        # the key of a witness not yet an item -> the checks whose page is, with its sketches
-        self._awaiting: OrderedDict[int, list[tuple[str, str, str, bytes, bytes | None]]] = (
-            OrderedDict()
-        )
+        # item key -> a check waiting for its page's content: URL, witness, rule, claimed,
+        # expiry (in host downloads)
+        self._open: OrderedDict[int, tuple[str, str, str, bool, int]] = OrderedDict()
+        # the item key of a witness not yet an item -> the checks waiting for it
+        self._awaiting: OrderedDict[int, list[_Waiting]] = OrderedDict()
+        self._soonest = 0
+        # checks ended without their contents, until expired() hands them out
+        self._lapsed: list[Outcome] = []
         self._ready: list[Check[T]] = []
         # checks of a rule in new directories, waiting for the directory budget
         self._budgeted: deque[Check[T]] = deque()
@@ -334,9 +376,17 @@ class RuleChecks(Generic[T]):
         return ready
 
     def names_canonical(self) -> None:
-        """A page of the host named a URL of the host as its ``rel=canonical``: from now on
-        the words of its pages are sketched too, to bear out such a claim in a check."""
-        self._canonical_site = True
+        """A page of the host named another URL of the host as its ``rel=canonical``: from
+        now on the words of its pages are sketched too, to bear out such a claim in a check."""
+        self.canonical_site = True
+
+    def redirected(self, url: str, final_url: str) -> None:
+        """A download of ``url`` ended at ``final_url``, the URL its item is made under."""
+        _keep(self._finals, url_key(url), url_key(final_url), MAX_SKETCHES)
+
+    def _item_key(self, url: str) -> int:
+        key = url_key(url)
+        return self._finals.get(key, key)
 
     def fetched(
         self, check: Check[T], page_hash: str | None, final_url: str, canonical: str | None
@@ -355,13 +405,14 @@ class RuleChecks(Generic[T]):
         if mine == theirs:
             return self._end(HELD, url, witness, rule)
         # the contents decide, once both pages are items
-        claimed = canonical is not None and url_key(canonical) in named
-        self._canonical_site |= claimed
-        self._open[url_key(url)] = (witness, rule, claimed)
-        self._open.move_to_end(url_key(url))
+        claimed = canonical is not None and url_key(canonical.partition("#")[0]) in named
+        self.canonical_site |= claimed
+        key = url_key(final_url)
+        self._open[key] = (url, witness, rule, claimed, self._downloads + PATIENCE)
+        self._open.move_to_end(key)
         while len(self._open) > MAX_WAITING:
-            self._open.popitem(last=False)
-        return Outcome(OPEN, url, witness, rule)
+            self._lapse(*self._open.popitem(last=False)[1][:4])
+        return Outcome(OPEN, url, witness, rule, claimed)
 
     def content(self, url: str, parts: Sequence[str]) -> list[Outcome]:
         """``url``'s page became an item whose content pagelets have the texts ``parts``:
@@ -371,45 +422,96 @@ class RuleChecks(Generic[T]):
             return []
         key = url_key(url)
         sketch = content_sketch(parts)
-        _keep(self._contents, key, sketch)
+        _keep(self._contents, key, sketch, MAX_SKETCHES)
         waiting = self._open.pop(key, None)
-        claimed = waiting is not None and waiting[2]
-        text = text_sketch(parts) if self._canonical_site or claimed else None
+        claimed = waiting is not None and waiting[3]
+        text = text_sketch(parts) if self.canonical_site or claimed else None
         if text is not None:
-            _keep(self._texts, key, text)
-        outcomes = [self._compare(*check) for check in self._awaiting.pop(key, ())]
+            _keep(self._texts, key, text, MAX_TEXTS)
+        outcomes = [self._compare(check) for check in self._awaiting.pop(key, ())]
         if waiting is not None:
-            witness, rule, _ = waiting
-            check = (url, witness, rule, sketch, text if claimed else None)
-            if url_key(witness) in self._contents:
-                outcomes.append(self._compare(*check))
+            checked, witness, rule, _, expiry = waiting
+            check = _Waiting(checked, witness, rule, sketch, text if claimed else None, expiry)
+            witness_key = self._item_key(witness)
+            if witness_key in self._contents:
+                outcomes.append(self._compare(check))
             else:  # the witness's item is still on its way
-                self._awaiting.setdefault(url_key(witness), []).append(check)
+                self._awaiting.setdefault(witness_key, []).append(check)
+                self._soonest = min(self._soonest, expiry)
                 while len(self._awaiting) > MAX_WAITING:
-                    self._awaiting.popitem(last=False)
+                    for lapsed in self._awaiting.popitem(last=False)[1]:
+                        self._lapse(
+                            lapsed.url, lapsed.witness, lapsed.rule, lapsed.text is not None
+                        )
         return outcomes
 
-    def _compare(
-        self, url: str, witness: str, rule: str, sketch: bytes, text: bytes | None
-    ) -> Outcome:
-        """How the check of ``url`` ends, by its content (``text``: its words, when it named
-        the witness canonical, ``None`` when it did not)."""
-        theirs = self._contents.get(url_key(witness))
-        # texts that differ, and no content to say they are one page: two pages
-        held = theirs is not None and resemblance(sketch, theirs) >= SAME_CONTENT
-        if not held and text is not None:
-            their_text = self._texts.get(url_key(witness))
-            held = their_text is not None and contained(text, their_text) >= SAME_TEXT
-        return self._end(HELD if held else FAILED, url, witness, rule, text is not None)
+    def _compare(self, check: _Waiting) -> Outcome:
+        """How a check whose page and witness are items ends, by their contents."""
+        url, witness, rule, claimed = check.url, check.witness, check.rule, check.text is not None
+        witness_key = self._item_key(witness)
+        theirs = self._contents.get(witness_key)
+        if theirs is not None and resemblance(check.sketch, theirs) >= SAME_CONTENT:
+            return self._end(HELD, url, witness, rule, claimed)
+        if check.text is None:  # texts that differ, and contents that differ: two pages
+            return self._end(FAILED, url, witness, rule)
+        their_text = self._texts.get(witness_key)
+        if their_text is None:
+            # the witness became an item before the host named a canonical elsewhere: the
+            # claim can be neither borne out nor refuted
+            return self._end(UNKNOWN, url, witness, rule, claimed)
+        share = contained(check.text, their_text)
+        held = share is not None and share >= SAME_TEXT
+        return self._end(HELD if held else FAILED, url, witness, rule, claimed)
+
+    def _lapse(self, url: str, witness: str, rule: str, claimed: bool) -> None:
+        """A check's contents never came: one whose page named the witness canonical fails
+        (the claim was never borne out), another ends unknown."""
+        status = FAILED if claimed else UNKNOWN
+        self._lapsed.append(self._end(status, url, witness, rule, claimed, expired=True))
+
+    def expired(self, *, everything: bool = False) -> list[Outcome]:
+        """The checks whose page's or witness's content has not come within
+        :data:`PATIENCE` downloads of the host (see :meth:`_lapse`); ``everything``: all
+        those still waiting (the crawl has no content left to come)."""
+        now = sys.maxsize if everything else self._downloads
+        while self._open:
+            key, (url, witness, rule, claimed, expiry) = next(iter(self._open.items()))
+            if expiry > now:
+                break
+            del self._open[key]
+            self._lapse(url, witness, rule, claimed)
+        if self._awaiting and self._soonest <= now:
+            self._soonest = now + PATIENCE
+            for key, checks in list(self._awaiting.items()):
+                kept = []
+                for check in checks:
+                    if check.expiry <= now:
+                        self._lapse(check.url, check.witness, check.rule, check.text is not None)
+                    else:
+                        kept.append(check)
+                        self._soonest = min(self._soonest, check.expiry)
+                if kept:
+                    self._awaiting[key] = kept
+                else:
+                    del self._awaiting[key]
+        lapsed, self._lapsed = self._lapsed, []
+        return lapsed
 
     def _end(
-        self, status: str, url: str, witness: str, rule: str, claimed: bool = False
+        self,
+        status: str,
+        url: str,
+        witness: str,
+        rule: str,
+        claimed: bool = False,
+        *,
+        expired: bool = False,
     ) -> Outcome:
         tally = self.tallies.setdefault(rule, Tally())
         if status != UNKNOWN:
             tally.checked += 1
             tally.held += status == HELD
-        return Outcome(status, url, witness, rule, claimed)
+        return Outcome(status, url, witness, rule, claimed, expired)
 
     def counts(self) -> dict[str, tuple[int, int]]:
         """Each rule's ``(checked, held)``, by signature."""

@@ -18,12 +18,20 @@ class CrawlResult:
 
 
 def run_crawl(
-    out_dir: Path, *, start: str = "", urls: list[str] | None = None, **settings: Any
+    out_dir: Path,
+    *,
+    start: str = "",
+    urls: list[str] | None = None,
+    items_under: str = "",
+    **settings: Any,
 ) -> CrawlResult:
-    """Run a real crawl in a subprocess and load what it exported."""
+    """Run a real crawl in a subprocess and load what it exported (``items_under``: items
+    of the pages under that path only)."""
     cmd = [sys.executable, str(RUNNER), str(out_dir)]
     if start:
         cmd += ["--start", start]
+    if items_under:
+        cmd += ["--items-under", items_under]
     if urls is not None:
         url_file = out_dir.with_suffix(".urls")
         url_file.write_text("\n".join(urls))

@@ -1,11 +1,12 @@
 """Runs one real Scrapy crawl in its own process (a Twisted reactor starts once per process).
 
     python tests/crawl/crawl_runner.py OUT_DIR (--start URL | --urls FILE | --redis-key NAME)
-        [--set NAME=JSON ...]
+        [--items-under PATH] [--set NAME=JSON ...]
 
 With ``--redis-key`` the spider is a scrapy-redis ``RedisSpider`` named NAME: it reads its start
 URLs from Redis and follows links through the shared scheduler (pass the scrapy-redis settings
-with ``--set``). Writes OUT_DIR/items.jsonl and OUT_DIR/stats.json.
+with ``--set``). ``--items-under`` makes items of the pages under PATH only (links are
+followed on every page). Writes OUT_DIR/items.jsonl and OUT_DIR/stats.json.
 """
 
 from __future__ import annotations
@@ -29,8 +30,11 @@ from scrapy.linkextractors import LinkExtractor
 class RunnerSpider(scrapy.Spider):
     name = "runner"
 
-    def __init__(self, start: str = "", urls: str = "", **kwargs: Any) -> None:
+    def __init__(
+        self, start: str = "", urls: str = "", items_under: str = "", **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
+        self.items_under = items_under
         self.follow = bool(start)
         self.start_urls = [start] if start else Path(urls).read_text().split()
         self.netloc = urlsplit(self.start_urls[0]).netloc
@@ -39,7 +43,8 @@ class RunnerSpider(scrapy.Spider):
     def parse(self, response: Response) -> Iterator[Any]:
         if not isinstance(response, HtmlResponse):
             return
-        yield {"url": response.url, "html": response.text}
+        if urlsplit(response.url).path.startswith(self.items_under):
+            yield {"url": response.url, "html": response.text}
         if self.follow:
             for link in self.extractor.extract_links(response):
                 if urlsplit(link.url).netloc == self.netloc:
@@ -70,6 +75,7 @@ def main() -> None:
     parser.add_argument("--start", default="")
     parser.add_argument("--urls", default="")
     parser.add_argument("--redis-key", default="")
+    parser.add_argument("--items-under", default="")
     parser.add_argument("--set", action="append", default=[])
     args = parser.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -91,7 +97,7 @@ def main() -> None:
         process.crawl(crawler)
     else:
         crawler = process.create_crawler(RunnerSpider)
-        process.crawl(crawler, start=args.start, urls=args.urls)
+        process.crawl(crawler, start=args.start, urls=args.urls, items_under=args.items_under)
     process.start()
     stats = crawler.stats.get_stats() if crawler.stats else {}
     (args.out_dir / "stats.json").write_text(json.dumps(stats, default=str))

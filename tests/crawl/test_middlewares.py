@@ -610,13 +610,18 @@ def _html(canonical: str, body: str) -> bytes:
 
 
 async def test_a_check_naming_the_rules_url_canonical_is_judged_by_its_words() -> None:
-    """The host's pages name canonical URLs, so the article's words are sketched when it
-    becomes an item: its print view, one block of the same words, holds; page 2 of a
-    listing naming page 1 canonical does not."""
+    """A page of the host named another URL canonical, so the article's words are sketched
+    when it becomes an item: its print view, one block of the same words, holds; page 2 of
+    a listing naming page 1 canonical does not."""
     crawler = _crawler()
     rules = runtime(crawler).urls
     rules.attach(MemoryStore(), "test")
     host = "http://h.example"
+    home = _html(f"{host}/", "Welcome")
+    rules.note_response(f"{host}/", f"{host}/", home, (), True)
+    assert not rules.guards.host("h.example").checks.canonical_site  # its own URL
+    rules.note_response(f"{host}/?from=ad", f"{host}/?from=ad", home, (), True)
+    assert rules.guards.host("h.example").checks.canonical_site
     words = [f"{host}/article", f"{host}/list"]
     texts = {
         words[0]: ["Title of the story", "Published today", "The story itself, " * 30],

@@ -65,6 +65,17 @@ def test_requests_are_rewritten_before_enqueue(crawls: tuple[CrawlResult, CrawlR
     assert "URL rules of" in with_rules.log
 
 
+def test_the_demos_rules_hold_where_they_are_checked(
+    crawls: tuple[CrawlResult, CrawlResult],
+) -> None:
+    """Every rule the demo teaches is right: its print views, which name their article
+    canonical and set its words in one block, hold by their words."""
+    stats = crawls[1].stats
+    assert stats["templates/urls/checks/held"] > 0
+    assert stats.get("templates/urls/checks/failed", 0) == 0
+    assert "templates/urls/rules_retracted" not in stats
+
+
 def test_url_rules_off_is_plain_scrapy(tmp_path_factory: pytest.TempPathFactory) -> None:
     from demo.site import DemoSite
 
@@ -329,20 +340,27 @@ def test_a_page_whose_request_failed_is_fetched_under_its_next_url(
     assert [i["url"] for i in result.items if "target" in i["url"]] == [f"{site.url}target?sid=x8b"]
 
 
+@pytest.mark.parametrize("items_under", ["/", "/p/"])
 def test_listing_pages_that_name_their_first_page_canonical_are_all_fetched(
-    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path_factory: pytest.TempPathFactory, items_under: str
 ) -> None:
     """Every page of a listing names page 1 canonical. The rule "drop ``page``" the claim
     teaches is checked: page N's content is not page 1's, whatever its ``rel=canonical``
     says, so the rule is retracted and every product, linked from one listing page only, is
-    reached."""
+    reached. A spider that makes items of products only never gives the listings' contents:
+    the claim is never borne out, and its check fails when it expires."""
     from tests.sites.listings import ListingSite, page_key, products
 
     with ListingSite() as site:
         result = run_crawl(
-            tmp_path_factory.mktemp("listings"), start=site.url, CONCURRENT_REQUESTS=1
+            tmp_path_factory.mktemp("listings"),
+            start=site.url,
+            items_under=items_under,
+            CONCURRENT_REQUESTS=1,
         )
     pages = {page_key(item["url"]) for item in result.items}
     assert products() <= pages
     assert result.stats.get("templates/urls/checks/canonical_refuted", 0) >= 1
     assert "its rel=canonical names that page, its words do not" in result.log
+    if items_under == "/p/":
+        assert result.stats.get("templates/urls/checks/expired", 0) >= 1

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import random
 
 from scrapy_templates.urlnorm.checks import (
     DIRECTORY_BUDGET,
     FAILED,
     HELD,
     OPEN,
+    PATIENCE,
     SAME_CONTENT,
     TEXT_SKETCH,
     UNKNOWN,
@@ -30,6 +32,14 @@ ARTICLE = [
     "A long article body that carries most of the page's own words, " * 20,
     "Related: three more stories",
 ]
+_VOCABULARY = [f"{w}{n}" for w in ("river", "bank", "vote", "coach", "field") for n in range(8)]
+
+
+def _story(seed: int, words: int = 400) -> list[str]:
+    """Paragraphs of a story: far more distinct word pairs than a text sketch keeps."""
+    rng = random.Random(seed)
+    text = [rng.choice(_VOCABULARY) for _ in range(words)]
+    return [" ".join(text[n : n + 50]) for n in range(0, words, 50)]
 
 
 def _downloaded(checks: RuleChecks[str], url: str, page_hash: str = PAGE_HASH) -> None:
@@ -186,11 +196,11 @@ def test_a_page_naming_the_witness_canonical_holds_when_its_words_are_the_witnes
     checks: RuleChecks[str] = RuleChecks()
     checks.names_canonical()
     _downloaded(checks, SHOP)
-    article = ["Record import league", "Published in May", *ARTICLE]
-    checks.content(SHOP, article)
+    story = _story(1)
+    checks.content(SHOP, ["Record import league", "Published in May in World", *story, "Related"])
     assert checks.fetched(_check(), OTHER_HASH, VIEW, SHOP).status == OPEN
-    (outcome,) = checks.content(VIEW, [" ".join(article[:1] + article[2:])])
-    assert outcome.status == HELD
+    (outcome,) = checks.content(VIEW, [" ".join(["Record import league", *story])])
+    assert (outcome.status, outcome.claimed) == (HELD, True)
     assert checks.counts() == {RULE: (1, 1)}
 
 
@@ -207,15 +217,58 @@ def test_a_listing_page_naming_page_one_canonical_is_another_page() -> None:
     assert (outcome.status, outcome.witness, outcome.claimed) == (FAILED, LISTING, True)
 
 
-def test_a_claim_cannot_be_borne_out_without_the_witnesses_words() -> None:
-    """The witness became an item before the host named any canonical: its words were not
-    sketched, and a page laid out another way is another page."""
+def test_a_claim_is_neither_borne_out_nor_refuted_without_the_witnesses_words() -> None:
+    """The witness became an item before the host named a canonical elsewhere: its words
+    were not sketched, and the check counts neither way."""
     checks: RuleChecks[str] = RuleChecks()
     _downloaded(checks, SHOP)
-    checks.content(SHOP, ["Title", *ARTICLE])
+    checks.content(SHOP, ["Title", *_story(1)])
     assert checks.fetched(_check(), OTHER_HASH, VIEW, SHOP).status == OPEN
-    (outcome,) = checks.content(VIEW, [" ".join(["Title", *ARTICLE])])
-    assert outcome.status == FAILED
+    (outcome,) = checks.content(VIEW, [" ".join(["Title", *_story(1)])])
+    assert (outcome.status, outcome.claimed) == (UNKNOWN, True)
+    assert checks.counts() == {}
+
+
+def test_a_check_whose_contents_never_come_expires() -> None:
+    """The spider makes no item of the checked page (a listing, in a spider whose items
+    are products): a claim never borne out fails, another check ends unknown."""
+    checks: RuleChecks[str] = RuleChecks(share=0.0)
+    _downloaded(checks, LISTING)
+    _downloaded(checks, SHOP)
+    listing = Check(PAGE_SEVEN, PAGE_SEVEN, LISTING, LISTING, RULE)
+    assert checks.fetched(listing, OTHER_HASH, PAGE_SEVEN, LISTING).status == OPEN
+    assert checks.fetched(_check(), OTHER_HASH, VIEW, None).status == OPEN
+    for n in range(PATIENCE - 1):
+        _downloaded(checks, f"http://a/other/{n}")
+    assert checks.expired() == []
+    _downloaded(checks, "http://a/other/last")
+    ended = {o.url: (o.status, o.expired) for o in checks.expired()}
+    assert ended == {PAGE_SEVEN: (FAILED, True), VIEW: (UNKNOWN, True)}
+    assert checks.counts() == {RULE: (1, 0)}
+    assert checks.content(PAGE_SEVEN, ["late"]) == []
+
+
+def test_a_check_waiting_for_a_witness_that_never_becomes_an_item_expires() -> None:
+    checks: RuleChecks[str] = RuleChecks()
+    _downloaded(checks, SHOP)
+    assert checks.fetched(_check(), OTHER_HASH, VIEW, SHOP).status == OPEN
+    assert checks.content(VIEW, _story(2)) == []
+    for n in range(PATIENCE):
+        _downloaded(checks, f"http://a/other/{n}")
+    (outcome,) = checks.expired()
+    assert (outcome.url, outcome.status, outcome.expired) == (VIEW, FAILED, True)
+
+
+def test_a_witness_that_redirected_is_compared_under_the_url_of_its_item() -> None:
+    checks: RuleChecks[str] = RuleChecks()
+    final = "http://a/shop/item/1"
+    _downloaded(checks, SHOP)
+    _downloaded(checks, final)
+    checks.redirected(SHOP, final)
+    checks.content(final, _story(3))
+    assert checks.fetched(_check(), OTHER_HASH, VIEW, None).status == OPEN
+    (outcome,) = checks.content(VIEW, _story(3))  # not left waiting for an item of SHOP
+    assert (outcome.status, outcome.witness) == (HELD, SHOP)
 
 
 def test_a_claim_waits_for_the_witnesses_words() -> None:
@@ -225,8 +278,8 @@ def test_a_claim_waits_for_the_witnesses_words() -> None:
     checks.names_canonical()
     _downloaded(checks, SHOP)
     assert checks.fetched(_check(), OTHER_HASH, VIEW, SHOP).status == OPEN
-    assert checks.content(VIEW, [" ".join(["Title", *ARTICLE])]) == []
-    (outcome,) = checks.content(SHOP, ["Title", *ARTICLE])
+    assert checks.content(VIEW, [" ".join(["Title", *_story(4)])]) == []
+    (outcome,) = checks.content(SHOP, ["Title", *_story(4)])
     assert (outcome.status, outcome.url) == (HELD, VIEW)
 
 
@@ -248,8 +301,20 @@ def test_containment_is_the_share_of_a_pages_word_pairs_the_other_has() -> None:
     assert contained(text_sketch([" ".join(words[:1500])]), whole) == 1.0
     half = contained(whole, text_sketch([" ".join(words[:1000])]))
     assert 0.3 < half < 0.7
+    # a page far larger than the part leaves too few of the part's pairs to compare
+    assert contained(text_sketch([" ".join(words[:100])]), whole) is None
     other = text_sketch([" ".join(f"v{n}" for n in range(2000))])
     assert contained(other, whole) == 0.0
     assert contained(b"", whole) == 0.0
     short = text_sketch([" ".join(words[:20])])
     assert contained(short, text_sketch([" ".join(words[:20])])) == 1.0
+
+
+def test_every_waiting_check_ends_when_no_content_is_left_to_come() -> None:
+    checks: RuleChecks[str] = RuleChecks()
+    _downloaded(checks, SHOP)
+    assert checks.fetched(_check(), OTHER_HASH, VIEW, SHOP).status == OPEN
+    assert checks.expired() == []
+    (outcome,) = checks.expired(everything=True)
+    assert (outcome.url, outcome.status, outcome.expired) == (VIEW, FAILED, True)
+    assert checks.expired(everything=True) == []
