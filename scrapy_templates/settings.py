@@ -481,7 +481,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_URL_LEARN_EVERY",
         25,
         POSITIVE,
-        "Relearn a host's rules after at most this many new samples (after a tenth of its sample while that is fewer: at least 5 samples, or 1 while the host has no rules yet). Each relearn that leaves the rules mapping every URL as before doubles this for the host (up to 64 times); one that changes them starts over. A download that repeats the text of a page downloaded under another URL makes the host due after that least step alone.",
+        "Relearn a host's rules after at most this many new samples (after a tenth of its sample while that is fewer: at least 5 samples, or 1 while the host has no rules yet). Each relearn that leaves the rules mapping every URL as before doubles this for the host (up to 64 times); one that changes them starts over. A download that repeats the text of a page downloaded under another URL makes the host due after that least step alone, unless two relearns in a row left the repeats of its form of URL (path and query keys) telling the two URLs apart: those duplicates come from the site's data (a short list in every sort order), and a learning run each would cost the crawl for nothing.",
     ),
     Setting(
         "TEMPLATES_URL_SIMHASH_DISTANCE",

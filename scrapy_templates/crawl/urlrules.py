@@ -481,7 +481,7 @@ class UrlRules:
                 return None
         self.sampling.touch(site)
         same = before.behaves_like(learned) if before is not None else not learned.rules
-        self.sampling.learned(site, unchanged=before is not None and same)
+        self.sampling.learned(site, unchanged=before is not None and same, same_page=host.same_page)
         self._inc("templates/urls/learn_count")
         # a relearn that maps every URL as before is routine: logged at DEBUG
         logger.log(

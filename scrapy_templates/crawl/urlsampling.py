@@ -6,7 +6,8 @@ is learned once ``TEMPLATES_URL_MIN_SAMPLES`` of its pages are sampled (a quarte
 three of its downloads repeated a page's text), then as its sample
 grows by a tenth, and later every ``TEMPLATES_URL_LEARN_EVERY`` new samples — twice as many
 after each relearn that changed nothing (see ``_MAX_BACKOFF``); after the least step alone once
-a download repeated a page downloaded under another URL.
+a download repeated a page downloaded under another URL, unless relearns have twice left
+that form of URL's repeats unexplained (see :data:`_QUIET_AFTER`).
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from scrapy_templates.sites import host_site
 from scrapy_templates.store.base import StoreError, TemplateStore
 from scrapy_templates.urlnorm.clusters import Sample
 from scrapy_templates.urlnorm.guard import HostGuard
 from scrapy_templates.urlnorm.samples import MAX_SAMPLE_CHARS, encode_sample, sample_chars
+from scrapy_templates.urlnorm.url import split_url
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +42,23 @@ _REMEMBERED = 4
 # a relearn that leaves a host's rules behaving as before doubles the samples to the next
 # one, up to this many times TEMPLATES_URL_LEARN_EVERY; one that changes them starts over
 _MAX_BACKOFF = 64
+# a form of URL (path and query keys) whose repeats this many relearns left unexplained (the
+# rules they put in force still tell the two URLs apart) makes its host due no sooner: its
+# duplicates come from the site's data (a short list in every sort order), and relearning
+# at each one costs a learning run per few downloads
+_QUIET_AFTER = 2
+# the repeats remembered per host for judging after the next relearn
+_JUDGED = 100
+
+
+def _form(url: str) -> tuple[str, tuple[str, ...]]:
+    """The path and the query keys of ``url``."""
+    try:
+        path = urlsplit(url).path
+    except ValueError:
+        path = ""
+    keys = {k.partition("&")[0] for k, _ in split_url(url) if k[0] == "?"}
+    return path, tuple(sorted(keys))
 
 
 @dataclass
@@ -60,6 +80,15 @@ class _HostSamples:
     hashes: dict[str, str] = field(default_factory=dict)
     repeats: int = 0
     repeats_learned: int = 0
+    # repeats that make the host due at the least step (of forms not quiet), and how many
+    # had when it was last learned; the repeats since then (URL, first URL of its page), and
+    # those the relearn under way was started after
+    urgent_repeats: int = 0
+    urgent_learned: int = 0
+    recent: list[tuple[str, str]] = field(default_factory=list)
+    judged: list[tuple[str, str]] = field(default_factory=list)
+    # forms of URL -> relearns in a row that left their repeats unexplained
+    unexplained: dict[tuple[str, tuple[str, ...]], int] = field(default_factory=dict)
 
 
 class UrlSampling:
@@ -135,9 +164,13 @@ class UrlSampling:
         repeat = False
         if sample.page_hash is not None and page:
             first = host.hashes.get(sample.page_hash)
-            repeat = first is not None and first != sample.url
-            if repeat:
+            if first is not None and first != sample.url:
+                repeat = True
                 host.repeats += 1
+                if host.unexplained.get(_form(sample.url), 0) < _QUIET_AFTER:
+                    host.urgent_repeats += 1
+                if len(host.recent) < _JUDGED:
+                    host.recent.append((sample.url, first))
             elif first is None and len(host.hashes) < _REMEMBERED * self.cap:
                 host.hashes[sample.page_hash] = sample.url
         if hold and not young and not repeat:
@@ -203,7 +236,7 @@ class UrlSampling:
         host = self._of(site)
         floor = 5 if self.guard(site).has_rules and not self._young(host) else 1
         step = min(self.learn_every * host.backoff, max(floor, host.learned_at // 10))
-        if host.repeats > host.repeats_learned:
+        if host.urgent_repeats > host.urgent_learned:
             step = floor
         grown = host.offered - host.learned_at
         return self._enough(host) and grown >= step
@@ -243,8 +276,19 @@ class UrlSampling:
         host = self._of(site)
         host.learned_at = host.offered
         host.repeats_learned = host.repeats
+        host.urgent_learned = host.urgent_repeats
+        host.judged, host.recent = host.recent, []
 
-    def learned(self, site: str, *, unchanged: bool) -> None:
-        """A relearn ended; ``unchanged``: its rules behave as the previous ones did."""
+    def learned(self, site: str, *, unchanged: bool, same_page: Callable[[str, str], bool]) -> None:
+        """A relearn ended; ``unchanged``: its rules behave as the previous ones did;
+        ``same_page``: whether the rules now in force take two URLs for one page, which
+        judges the repeats the relearn was started after."""
         host = self._of(site)
         host.backoff = min(host.backoff * 2, _MAX_BACKOFF) if unchanged else 1
+        for url, first in host.judged:
+            form = _form(url)
+            if same_page(url, first):
+                host.unexplained.pop(form, None)
+            else:
+                host.unexplained[form] = host.unexplained.get(form, 0) + 1
+        host.judged = []

@@ -123,6 +123,10 @@ class HostGuard(Generic[T]):
         """``url`` rewritten by the rules in force (``url`` when there are none)."""
         return url if self.ruleset is None else self.ruleset.apply(url)
 
+    def same_page(self, first: str, second: str) -> bool:
+        """Whether the rules in force take ``first`` and ``second`` for one page."""
+        return url_key(self.canonical(first)) == url_key(self.canonical(second))
+
     def is_pending(self, key: int) -> bool:
         if key not in self.requested or key in self.withdrawn:
             return False

@@ -191,3 +191,30 @@ async def test_samples_waiting_for_a_batch_go_once_the_host_has_no_rules() -> No
     assert not rules.guards.host(SITE).has_rules
     await rules.flush()
     assert len(await store.url_samples(SITE)) == 3
+
+
+async def test_repeats_that_relearns_cannot_explain_stop_making_their_host_due() -> None:
+    """A short list comes out the same in every sort order, a long one does not: no rule
+    may drop ``order``, and each repeat of a short list leaves the rules as they were. After
+    two relearns have left that form's repeats unexplained, its repeats wait for the
+    sample's own pace instead of a learning run each."""
+    rules = await learn_from_distinct_pages("lists.test", 150)
+    assert rules.stats is not None
+
+    async def download(url: str, text: str) -> None:
+        body = f"<html><body>{f'{text}, one entry after another. ' * 4}</body></html>"
+        rules.note_response(url, url, body.encode(), (), True)
+        await rules.flush()
+        await rules.wait_learning()
+
+    for n in range(20):  # long lists: another page in each order
+        for order in ("name", "date"):
+            await download(f"http://lists.test/list?id={n}&order={order}", f"List {n} by {order}")
+    before = rules.stats.get_value("templates/urls/learn_count")
+    for n in range(100, 112):  # short lists: one page in both orders
+        for order in ("name", "date"):
+            await download(f"http://lists.test/list?id={n}&order={order}", f"List {n}")
+    runs = rules.stats.get_value("templates/urls/learn_count") - before
+    assert not any(ruleset.rules for ruleset in rules.guards.rulesets())
+    # twelve repeats: the first two forms' worth of relearns, then the sample's pace
+    assert 2 <= runs <= 5

@@ -45,6 +45,15 @@ def test_without_rules_every_url_is_kept_and_requested_once_it_is_scheduled() ->
     assert guard.is_pending(url_key(SID_URL))
 
 
+def test_two_urls_are_one_page_when_the_rules_in_force_say_so() -> None:
+    guard: HostGuard[str] = HostGuard()
+    other_sid = SID_URL.replace("abc", "xyz")
+    assert not guard.same_page(SID_URL, other_sid)  # no rules: every URL its own page
+    guard.install(_ruleset(), resend=False)
+    assert guard.same_page(SID_URL, other_sid)
+    assert not guard.same_page(SID_URL, SID_URL.replace("/17/", "/18/"))
+
+
 def test_a_rewritten_request_dropped_before_the_scheduler_keeps_no_url_out() -> None:
     guard = _guard()
     deep = guard.decide(SID_URL, "r1", queued=False)
