@@ -35,6 +35,8 @@ only successful downloads count as downloaded pages.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from scrapy import Request
@@ -54,12 +56,14 @@ from scrapy_templates.crawl.urlguards import (
     DEFERRED,
     FALLBACK,
     NOT_CARRIED,
+    NOT_JUDGED,
     OPT_OUT,
     ORIGINAL_URL,
 )
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.urlnorm.checks import HELD, Check
 from scrapy_templates.urlnorm.guard import DROP, KEEP, Verdict
+from scrapy_templates.urlnorm.url import url_key
 
 logger = logging.getLogger(__name__)
 
@@ -109,14 +113,65 @@ def _count_drop(
     stats.inc_value("templates/urls/bytes_saved", int(host.mean_size) if host else 0)
 
 
+@dataclass
+class _Output:
+    """What the spider made of a check's page: items, and the pages its requests are for
+    (canonical keys), those the crawl never met among them."""
+
+    items: int = 0
+    pages: set[int] = field(default_factory=set)
+    new: set[int] = field(default_factory=set)
+
+
 class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
-    """Rewrites or drops requests before they are enqueued."""
+    """Rewrites or drops requests before they are enqueued; tells the URL rules what the
+    spider made of a check's page (a page it makes no item of is judged by where it leads)."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         self.rules = _enabled(crawler, "UrlRulesSpiderMiddleware")
         self.stats = crawler.stats
         self.depth_limit = crawler.settings.getint("DEPTH_LIMIT")
+        self._checks: dict[int, _Output] = {}
+
+    def process_spider_output(
+        self, response: Response | None, result: Iterable[Any], spider: Any = None
+    ) -> Iterable[Any]:
+        self._start(response)
+        complete = False
+        try:
+            yield from super().process_spider_output(response, result)
+            complete = True
+        finally:
+            self._finish(response, complete)
+
+    async def process_spider_output_async(
+        self, response: Response | None, result: AsyncIterator[Any], spider: Any = None
+    ) -> AsyncIterator[Any]:
+        self._start(response)
+        complete = False
+        try:
+            async for o in super().process_spider_output_async(response, result):
+                yield o
+            complete = True
+        finally:
+            self._finish(response, complete)
+
+    def _start(self, response: Response | None) -> None:
+        if response is not None and response.meta.get(CHECK) is not None:
+            self._checks[id(response)] = _Output()
+
+    def _finish(self, response: Response | None, complete: bool) -> None:
+        """The spider is done with ``response`` (``complete``: its callback ran to the
+        end, not into an error)."""
+        output = self._checks.pop(id(response), None)
+        if complete and response is not None and output is not None and not output.items:
+            self.rules.check_output(response.url, len(output.pages), len(output.new))
+
+    def get_processed_item(self, item: Any, response: Response | None) -> Any:
+        if response is not None and (output := self._checks.get(id(response))) is not None:
+            output.items += 1
+        return item
 
     def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
         if request.meta.get(OPT_OUT):
@@ -129,6 +184,12 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
                 return request
             request.meta["depth"] = depth  # as DepthMiddleware will: kept if it is sent again
         verdict = self.rules.guards.decide(request, queued=False)
+        output = self._checks.get(id(response)) if response is not None else None
+        if output is not None and verdict is not NOT_JUDGED:
+            key = url_key(verdict.url)
+            output.pages.add(key)
+            if verdict.action != DROP:  # kept or rewritten: a page not met before
+                output.new.add(key)
         if verdict.action == KEEP:
             if not verdict.defer:
                 return request

@@ -35,7 +35,8 @@ DEFERRED = "templates_deferred"
 RESENT = "templates_resent"
 # on the request for the URL the spider asked for, when the URL a rule rewrote it to failed
 FALLBACK = "templates_fallback"
-_KEEP_AS_IS = Verdict(KEEP, "")
+# the verdict on a request the rules do not judge (see UrlGuards.decide)
+NOT_JUDGED = Verdict(KEEP, "")
 # what a request the rules make from another (a check, a fallback to the URL the spider
 # asked for) does not carry over: a rewrite, and the retries and redirects of another URL
 NOT_CARRIED = frozenset(
@@ -99,10 +100,6 @@ class UrlGuards:
             found = self._hosts[site] = HostGuard(checks=RuleChecks(*self.checks))
         return found
 
-    def hosts(self) -> list[tuple[str, HostGuard[Request]]]:
-        """Every host's guard, by site."""
-        return list(self._hosts.items())
-
     def guard(self, url: str) -> HostGuard[Request] | None:
         """The guard of ``url``'s host (``None`` for a URL without one)."""
         try:
@@ -120,9 +117,9 @@ class UrlGuards:
         fetched before (save one the rules themselves sent to the queue again)."""
         host = self.guard(request.url) if self.enabled else None
         if host is None or not _plain_get(request):
-            return _KEEP_AS_IS
+            return NOT_JUDGED
         if request.dont_filter and not (request.meta.get(DEFERRED) or request.meta.get(RESENT)):
-            return _KEEP_AS_IS
+            return NOT_JUDGED
         verdict = host.decide(
             request.url,
             request,

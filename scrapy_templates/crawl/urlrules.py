@@ -41,13 +41,14 @@ from scrapy_templates.crawl.urlguards import UrlGuards, load_rules_file
 from scrapy_templates.crawl.urlsampling import UrlSampling
 from scrapy_templates.sites import host_site
 from scrapy_templates.store.base import StoreError, TemplateStore
-from scrapy_templates.urlnorm.checks import FAILED, Check, Outcome
+from scrapy_templates.urlnorm.checks import FAILED, OPEN, Check, Outcome
 from scrapy_templates.urlnorm.clusters import Sample
 from scrapy_templates.urlnorm.guard import Form
 from scrapy_templates.urlnorm.jobs import Keyed, Keyring, UrlJob
 from scrapy_templates.urlnorm.learn import LearnConfig
 from scrapy_templates.urlnorm.rules import RuleSet
 from scrapy_templates.urlnorm.samples import head_canonical, page_hash
+from scrapy_templates.urlnorm.url import url_key
 from scrapy_templates.workers import WorkerPool, WorkerUnavailable, worker_count
 
 logger = logging.getLogger(__name__)
@@ -106,6 +107,8 @@ class UrlRules:
         self._jobs: dict[str, asyncio.Lock] = {}
         self._learning: dict[str, asyncio.Task[None]] = {}
         self._waiting: dict[str, asyncio.Future[None]] = {}
+        # hosts with a check waiting for a content
+        self._checking: set[str] = set()
         self.forms = FormHolds(self, self._inc)
         self.publisher: Publisher[RuleSet] = Publisher(
             "rules",
@@ -187,8 +190,6 @@ class UrlRules:
         self.sampling.touch(site)
         if not (html and self.enabled):
             return repeated
-        if page and url != final_url:
-            host.checks.redirected(url, final_url)
         for outcome in host.checks.expired():
             self._ended(site, outcome)
         self.guards.send_checks(host)
@@ -200,7 +201,11 @@ class UrlRules:
             redirects=same_host,
         )
         declared = sample.canonical
-        if declared is not None and declared != final_url and host_site(declared) == site:
+        if (
+            declared is not None
+            and host_site(declared) == site
+            and url_key(declared) != url_key(final_url)
+        ):
             host.checks.names_canonical()
         named = sample.canonical not in (None, final_url) or bool(same_host)
         self.sampling.add_download(
@@ -218,15 +223,27 @@ class UrlRules:
         declared = head_canonical(response.body, response.url) if html else None
         outcome = self.guards.host(site).checks.fetched(check, digest, response.url, declared)
         self._ended(site, outcome)
+        if outcome.status == OPEN:
+            self._checking.add(site)
         return outcome.status
+
+    def check_output(self, url: str, requests: int, new: int) -> None:
+        """The spider made no item of a check's page downloaded from ``url``, and
+        ``requests`` requests, ``new`` of them for pages the crawl never met: that decides
+        the check (see :meth:`~scrapy_templates.urlnorm.checks.RuleChecks.no_item`)."""
+        site = host_site(url)
+        outcome = self.guards.host(site).checks.no_item(url, requests, new)
+        if outcome is not None:
+            self._ended(site, outcome)
 
     def idle(self) -> None:
         """The crawl has nothing in flight: every download has been through the spider and
         the pipeline, so a check still waiting for a page's content never gets it, and ends
         now (:meth:`~scrapy_templates.urlnorm.checks.RuleChecks.expired`). The requests of
         a rule it retracts are sent again at once, and the crawl goes on with them."""
-        for site, host in self.guards.hosts():
-            for outcome in host.checks.expired(everything=True):
+        checking, self._checking = self._checking, set()
+        for site in checking:
+            for outcome in self.guards.host(site).checks.expired(everything=True):
                 self._ended(site, outcome)
 
     def _ended(self, site: str, outcome: Outcome) -> None:
@@ -236,10 +253,13 @@ class UrlRules:
             self._inc("templates/urls/checks/expired")
         if outcome.status != FAILED:
             return
-        # a page naming the witness canonical whose words are not the witness's
-        refuted = " (its rel=canonical names that page, its words do not)" * outcome.claimed
-        if outcome.claimed:
+        if outcome.links:
+            refuted = " (no item, and it leads to pages the crawl never met)"
+        elif outcome.claimed:  # a page naming the witness canonical, its words not the witness's
+            refuted = " (its rel=canonical names that page, its words do not)"
             self._inc("templates/urls/checks/canonical_refuted")
+        else:
+            refuted = ""
         if not self.guards.retract(site, outcome.url, outcome.witness):
             released = self.guards.release(site, outcome.rule)
             if released:

@@ -18,9 +18,12 @@ the witness as its ``rel=canonical`` is one with it also when :data:`SAME_TEXT` 
 content's word pairs are the witness's, whatever the layout (:func:`text_sketch`): a print
 view laid out as one block is its article, while page 7 of a listing that names page 1
 canonical (an old search-engine habit) is another page, which the claim alone would have
-merged. A check whose contents never come (a page the spider makes no item of) expires after
-:data:`PATIENCE` downloads of the host, or when the caller says none is left to come: a claim
-never borne out fails, another check ends unknown. A check that fails names two
+merged. A page the spider makes no item of has no content to compare: what it is worth to the
+crawl is where it leads, so it is the page the rule took it for when at most
+:data:`NEW_LINKS` of the requests the spider made from it are for pages the crawl never met
+(page 7 of a listing leads to products no other page links). Contents that never come (an
+item dropped by another pipeline) leave the check waiting until the caller says none is left
+to come: it ends unknown. A check that fails names two
 distinct pages: the caller retracts the rule that merged them
 (:meth:`~scrapy_templates.urlnorm.rules.RuleSet.keeping_apart`).
 
@@ -39,7 +42,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import sys
 from array import array
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
@@ -83,11 +85,9 @@ MIN_COMPARED = 32
 MAX_SKETCHES = 100_000
 # pages whose text sketch is kept, per host (512 bytes each)
 MAX_TEXTS = 20_000
-# host downloads after which a check still waiting for its page's or its witness's content
-# expires: items lag their downloads by the parse queue and the cold start's hold
-# (TEMPLATES_BOOTSTRAP_PAGES, 50 by default), and a page the spider makes no item of never
-# comes
-PATIENCE = 250
+# the share of the requests a checked page the spider makes no item of yields that may be
+# for pages the crawl never met, for it to be the page the rule took it for
+NEW_LINKS = 0.1
 # the share of a host's downloads that may go to checking rules in directories past the first
 # one each rule was checked in
 DIRECTORY_BUDGET = 0.1
@@ -112,8 +112,8 @@ class Outcome:
     distinct pages), ``open`` (the page texts differ; the content will decide) or ``unknown``
     (a page too short to compare, or contents that never came); ``claimed``: the checked
     page named the rule's URL or the witness as its ``rel=canonical`` (a failed check then
-    refutes the site's word); ``expired``: the contents did not come within
-    :data:`PATIENCE` downloads."""
+    refutes the site's word); ``expired``: the contents never came; ``links``: the page
+    was no item and the requests made from it decided."""
 
     status: str
     url: str
@@ -121,6 +121,7 @@ class Outcome:
     rule: str
     claimed: bool = False
     expired: bool = False
+    links: bool = False
 
 
 @dataclass
@@ -234,7 +235,6 @@ class _Waiting:
     rule: str
     sketch: bytes
     text: bytes | None  # its words, when it named the witness canonical
-    expiry: int
 
 
 class RuleChecks(Generic[T]):
@@ -251,17 +251,13 @@ class RuleChecks(Generic[T]):
         # (canonical_site)
         self._texts: OrderedDict[int, bytes] = OrderedDict()
         self.canonical_site = False
-        # the key of a URL that redirected -> that of the URL its item is made under
-        self._finals: OrderedDict[int, int] = OrderedDict()
         # canonical key of a page not downloaded yet -> the checks waiting for it
         self._parked: OrderedDict[int, list[tuple[T, str, str, str, str]]] = OrderedDict()
-        # item key -> a check waiting for its page's content: URL, witness, rule, claimed,
-        # expiry (in host downloads)
-        self._open: OrderedDict[int, tuple[str, str, str, bool, int]] = OrderedDict()
+        # item key -> a check waiting for its page's content: URL, witness, rule, claimed
+        self._open: OrderedDict[int, tuple[str, str, str, bool]] = OrderedDict()
         # the item key of a witness not yet an item -> the checks waiting for it
         self._awaiting: OrderedDict[int, list[_Waiting]] = OrderedDict()
-        self._soonest = 0
-        # checks ended without their contents, until expired() hands them out
+        # checks ended unknown when the waiting lists overflowed, until expired() hands them
         self._lapsed: list[Outcome] = []
         self._ready: list[Check[T]] = []
         # checks of a rule in new directories, waiting for the directory budget
@@ -380,14 +376,6 @@ class RuleChecks(Generic[T]):
         now on the words of its pages are sketched too, to bear out such a claim in a check."""
         self.canonical_site = True
 
-    def redirected(self, url: str, final_url: str) -> None:
-        """A download of ``url`` ended at ``final_url``, the URL its item is made under."""
-        _keep(self._finals, url_key(url), url_key(final_url), MAX_SKETCHES)
-
-    def _item_key(self, url: str) -> int:
-        key = url_key(url)
-        return self._finals.get(key, key)
-
     def fetched(
         self, check: Check[T], page_hash: str | None, final_url: str, canonical: str | None
     ) -> Outcome:
@@ -408,11 +396,22 @@ class RuleChecks(Generic[T]):
         claimed = canonical is not None and url_key(canonical.partition("#")[0]) in named
         self.canonical_site |= claimed
         key = url_key(final_url)
-        self._open[key] = (url, witness, rule, claimed, self._downloads + PATIENCE)
+        self._open[key] = (url, witness, rule, claimed)
         self._open.move_to_end(key)
         while len(self._open) > MAX_WAITING:
-            self._lapse(*self._open.popitem(last=False)[1][:4])
+            self._lapse(*self._open.popitem(last=False)[1])
         return Outcome(OPEN, url, witness, rule, claimed)
+
+    def no_item(self, url: str, requests: int, new: int) -> Outcome | None:
+        """The spider made no item of the page downloaded from ``url``, and ``requests``
+        requests, ``new`` of them for pages the crawl never met: the outcome of the check of
+        ``url`` waiting for its content, if there is one (see the module docstring)."""
+        waiting = self._open.pop(url_key(url), None)
+        if waiting is None:
+            return None
+        checked, witness, rule, claimed = waiting
+        held = new <= NEW_LINKS * requests
+        return self._end(HELD if held else FAILED, checked, witness, rule, claimed, links=True)
 
     def content(self, url: str, parts: Sequence[str]) -> list[Outcome]:
         """``url``'s page became an item whose content pagelets have the texts ``parts``:
@@ -430,14 +429,13 @@ class RuleChecks(Generic[T]):
             _keep(self._texts, key, text, MAX_TEXTS)
         outcomes = [self._compare(check) for check in self._awaiting.pop(key, ())]
         if waiting is not None:
-            checked, witness, rule, _, expiry = waiting
-            check = _Waiting(checked, witness, rule, sketch, text if claimed else None, expiry)
-            witness_key = self._item_key(witness)
+            checked, witness, rule, _ = waiting
+            check = _Waiting(checked, witness, rule, sketch, text if claimed else None)
+            witness_key = url_key(witness)
             if witness_key in self._contents:
                 outcomes.append(self._compare(check))
             else:  # the witness's item is still on its way
                 self._awaiting.setdefault(witness_key, []).append(check)
-                self._soonest = min(self._soonest, expiry)
                 while len(self._awaiting) > MAX_WAITING:
                     for lapsed in self._awaiting.popitem(last=False)[1]:
                         self._lapse(
@@ -448,7 +446,7 @@ class RuleChecks(Generic[T]):
     def _compare(self, check: _Waiting) -> Outcome:
         """How a check whose page and witness are items ends, by their contents."""
         url, witness, rule, claimed = check.url, check.witness, check.rule, check.text is not None
-        witness_key = self._item_key(witness)
+        witness_key = url_key(witness)
         theirs = self._contents.get(witness_key)
         if theirs is not None and resemblance(check.sketch, theirs) >= SAME_CONTENT:
             return self._end(HELD, url, witness, rule, claimed)
@@ -459,41 +457,36 @@ class RuleChecks(Generic[T]):
             # the witness became an item before the host named a canonical elsewhere: the
             # claim can be neither borne out nor refuted
             return self._end(UNKNOWN, url, witness, rule, claimed)
-        share = contained(check.text, their_text)
-        held = share is not None and share >= SAME_TEXT
+        # a print view's words are within its article's, and an article's within a print
+        # view that was downloaded first: one page's words within the other's
+        shares = [contained(check.text, their_text), contained(their_text, check.text)]
+        known = [share for share in shares if share is not None]
+        if not known:  # pages so unlike in size that their sketches cannot tell
+            return self._end(UNKNOWN, url, witness, rule, claimed)
+        held = max(known) >= SAME_TEXT
         return self._end(HELD if held else FAILED, url, witness, rule, claimed)
 
     def _lapse(self, url: str, witness: str, rule: str, claimed: bool) -> None:
-        """A check's contents never came: one whose page named the witness canonical fails
-        (the claim was never borne out), another ends unknown."""
-        status = FAILED if claimed else UNKNOWN
-        self._lapsed.append(self._end(status, url, witness, rule, claimed, expired=True))
+        """A check whose contents never come ends unknown: neither borne out nor refuted."""
+        self._lapsed.append(self._end(UNKNOWN, url, witness, rule, claimed, expired=True))
+
+    @property
+    def waiting(self) -> bool:
+        """Whether a check waits for a content (or ended unknown, not yet handed out)."""
+        return bool(self._open or self._awaiting or self._lapsed)
 
     def expired(self, *, everything: bool = False) -> list[Outcome]:
-        """The checks whose page's or witness's content has not come within
-        :data:`PATIENCE` downloads of the host (see :meth:`_lapse`); ``everything``: all
-        those still waiting (the crawl has no content left to come)."""
-        now = sys.maxsize if everything else self._downloads
-        while self._open:
-            key, (url, witness, rule, claimed, expiry) = next(iter(self._open.items()))
-            if expiry > now:
-                break
-            del self._open[key]
-            self._lapse(url, witness, rule, claimed)
-        if self._awaiting and self._soonest <= now:
-            self._soonest = now + PATIENCE
-            for key, checks in list(self._awaiting.items()):
-                kept = []
+        """The checks ended unknown since the last call: those the waiting lists had no room
+        for, and with ``everything`` (the crawl has no content left to come: every download
+        has been through the spider and the pipeline) all those still waiting."""
+        if everything:
+            for url, witness, rule, claimed in self._open.values():
+                self._lapse(url, witness, rule, claimed)
+            for checks in self._awaiting.values():
                 for check in checks:
-                    if check.expiry <= now:
-                        self._lapse(check.url, check.witness, check.rule, check.text is not None)
-                    else:
-                        kept.append(check)
-                        self._soonest = min(self._soonest, check.expiry)
-                if kept:
-                    self._awaiting[key] = kept
-                else:
-                    del self._awaiting[key]
+                    self._lapse(check.url, check.witness, check.rule, check.text is not None)
+            self._open.clear()
+            self._awaiting.clear()
         lapsed, self._lapsed = self._lapsed, []
         return lapsed
 
@@ -506,12 +499,13 @@ class RuleChecks(Generic[T]):
         claimed: bool = False,
         *,
         expired: bool = False,
+        links: bool = False,
     ) -> Outcome:
         tally = self.tallies.setdefault(rule, Tally())
         if status != UNKNOWN:
             tally.checked += 1
             tally.held += status == HELD
-        return Outcome(status, url, witness, rule, claimed, expired)
+        return Outcome(status, url, witness, rule, claimed, expired, links)
 
     def counts(self) -> dict[str, tuple[int, int]]:
         """Each rule's ``(checked, held)``, by signature."""
