@@ -61,6 +61,7 @@ from scrapy_templates.crawl.urlguards import (
     ORIGINAL_URL,
 )
 from scrapy_templates.crawl.urlrules import UrlRules
+from scrapy_templates.sites import host_site
 from scrapy_templates.urlnorm.checks import HELD, Check
 from scrapy_templates.urlnorm.guard import DROP, KEEP, Verdict
 from scrapy_templates.urlnorm.url import url_key
@@ -132,7 +133,8 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
         self.rules = _enabled(crawler, "UrlRulesSpiderMiddleware")
         self.stats = crawler.stats
         self.depth_limit = crawler.settings.getint("DEPTH_LIMIT")
-        self._checks: dict[int, _Output] = {}
+        # id of a check's response -> the response and what the spider made of it so far
+        self._checks: dict[int, tuple[Response, _Output]] = {}
 
     def process_spider_output(
         self, response: Response | None, result: Iterable[Any], spider: Any = None
@@ -159,17 +161,37 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
 
     def _start(self, response: Response | None) -> None:
         if response is not None and response.meta.get(CHECK) is not None:
-            self._checks[id(response)] = _Output()
+            self._checks[id(response)] = (response, _Output())
+
+    def _output(self, response: Response | None) -> _Output | None:
+        entry = self._checks.get(id(response)) if response is not None else None
+        return entry[1] if entry is not None and entry[0] is response else None
 
     def _finish(self, response: Response | None, complete: bool) -> None:
         """The spider is done with ``response`` (``complete``: its callback ran to the
         end, not into an error)."""
-        output = self._checks.pop(id(response), None)
-        if complete and response is not None and output is not None and not output.items:
+        output = self._output(response)
+        if output is None or response is None:
+            return
+        del self._checks[id(response)]
+        if complete and not output.items:
             self.rules.check_output(response.url, len(output.pages), len(output.new))
 
+    def _count(self, output: _Output, response: Response, verdict: Verdict) -> None:
+        """A request the spider made from a check's page: the page it is for, on the
+        page's host, and whether the crawl never met it."""
+        try:
+            if verdict is NOT_JUDGED or host_site(verdict.url) != host_site(response.url):
+                return
+        except ValueError:  # a URL without a host
+            return
+        key = url_key(verdict.url)
+        output.pages.add(key)
+        if verdict.action != DROP and not self.rules.guards.met(verdict.url):
+            output.new.add(key)
+
     def get_processed_item(self, item: Any, response: Response | None) -> Any:
-        if response is not None and (output := self._checks.get(id(response))) is not None:
+        if (output := self._output(response)) is not None:
             output.items += 1
         return item
 
@@ -184,12 +206,8 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
                 return request
             request.meta["depth"] = depth  # as DepthMiddleware will: kept if it is sent again
         verdict = self.rules.guards.decide(request, queued=False)
-        output = self._checks.get(id(response)) if response is not None else None
-        if output is not None and verdict is not NOT_JUDGED:
-            key = url_key(verdict.url)
-            output.pages.add(key)
-            if verdict.action != DROP:  # kept or rewritten: a page not met before
-                output.new.add(key)
+        if response is not None and (output := self._output(response)) is not None:
+            self._count(output, response, verdict)
         if verdict.action == KEEP:
             if not verdict.defer:
                 return request

@@ -403,13 +403,16 @@ class RuleChecks(Generic[T]):
         return Outcome(OPEN, url, witness, rule, claimed)
 
     def no_item(self, url: str, requests: int, new: int) -> Outcome | None:
-        """The spider made no item of the page downloaded from ``url``, and ``requests``
-        requests, ``new`` of them for pages the crawl never met: the outcome of the check of
-        ``url`` waiting for its content, if there is one (see the module docstring)."""
+        """The spider made no item of the page downloaded from ``url``, and requests for
+        ``requests`` pages of its host, ``new`` of them pages the crawl never met: the
+        outcome of the check of ``url`` waiting for its content, if there is one (see the
+        module docstring; unknown for a page with no such request)."""
         waiting = self._open.pop(url_key(url), None)
         if waiting is None:
             return None
         checked, witness, rule, claimed = waiting
+        if not requests:  # a page that leads nowhere the rules judge tells nothing
+            return self._end(UNKNOWN, checked, witness, rule, claimed, links=True)
         held = new <= NEW_LINKS * requests
         return self._end(HELD if held else FAILED, checked, witness, rule, claimed, links=True)
 

@@ -206,6 +206,12 @@ class HostGuard(Generic[T]):
             return True
         return not self.stale and key in self.canonical_keys
 
+    def met(self, canonical: str) -> bool:
+        """Whether the crawl met the page whose canonical URL is ``canonical``: downloaded
+        or requested."""
+        key = url_key(canonical)
+        return self._downloaded(key) or key in self.requested
+
     def _tried_here(self, canonical: str, url: str, queued: bool, filtered: bool) -> bool:
         """Whether ``url`` is to be fetched as it is for the page of ``canonical``: that
         page's last request failed, it was not downloaded since, and no other URL of it is

@@ -16,6 +16,7 @@ from scrapy.http import HtmlResponse, Response
 
 from scrapy_templates.crawl import urlsampling
 from scrapy_templates.crawl.middlewares import (
+    CHECK,
     DEFERRED,
     ORIGINAL_URL,
     DuplicateResponse,
@@ -645,3 +646,58 @@ async def test_a_check_naming_the_rules_url_canonical_is_judged_by_its_words() -
         rules.add_page(url, 2, None, [text])
     assert crawler.stats.get_value("templates/urls/checks/held") == 1
     assert crawler.stats.get_value("templates/urls/checks/failed") == 1
+
+
+def _open_check(rules: UrlRules, url: str, witness: str) -> HtmlResponse:
+    """A check of ``url`` whose page differs from its witness's: the response the spider
+    gets, its check waiting for a content."""
+    first = _html(witness, "Page one of the list: " + "an entry of page one, " * 20)
+    rules.note_response(witness, witness, first, (), True)
+    request = Request(url, meta={CHECK: (witness, witness, "rule")})
+    body = _html(witness, "Page seven of the list: " + "an entry of page seven, " * 20)
+    response = HtmlResponse(url, body=body, request=request)
+    check = Check(request, url, witness, witness, "rule")
+    assert rules.check_fetched(check, response) == "open"
+    return response
+
+
+async def test_a_check_page_the_spider_makes_no_item_of_is_judged_by_where_it_leads() -> None:
+    """Requests to pages downloaded or requested before are no news; one to a page the
+    crawl never met is (other hosts do not count); an item leaves the content to decide."""
+    crawler = _crawler()
+    rules = runtime(crawler).urls
+    rules.attach(MemoryStore(), "test")
+    host = "http://h.example"
+    for n in (1, 2, 3):
+        url = f"{host}/p/{n}"
+        rules.note_response(url, url, _html(url, f"Product {n}"), (), True)
+    mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
+    met = [Request(f"{host}/p/{n}") for n in (1, 2, 3)]
+    elsewhere = Request("http://other.example/news")
+
+    async def output(*results: Any) -> Any:
+        for result in results:
+            yield result
+
+    # the same links as pages met before, and one link off the host: held
+    sorted_view = _open_check(rules, f"{host}/list?sort=price", f"{host}/list")
+    assert list(mw.process_spider_output(sorted_view, iter([*met, elsewhere]))) == [
+        *met,
+        elsewhere,
+    ]
+    assert crawler.stats.get_value("templates/urls/checks/held") == 1
+    # a product no page linked before: failed (an async callback this time)
+    page_seven = _open_check(rules, f"{host}/list?page=7", f"{host}/list")
+    new = Request(f"{host}/p/9")
+    got = [o async for o in mw.process_spider_output_async(page_seven, output(*met, new))]
+    assert got == [*met, new]
+    assert crawler.stats.get_value("templates/urls/checks/failed") == 1
+    # an item: the content decides later; no request at all: nothing to tell
+    with_item = _open_check(rules, f"{host}/list?view=grid", f"{host}/list")
+    list(mw.process_spider_output(with_item, iter([{"url": with_item.url}, *met])))
+    bare = _open_check(rules, f"{host}/list?view=bare", f"{host}/list")
+    list(mw.process_spider_output(bare, iter([])))
+    assert crawler.stats.get_value("templates/urls/checks/held") == 1
+    assert crawler.stats.get_value("templates/urls/checks/failed") == 1
+    assert crawler.stats.get_value("templates/urls/checks/unknown") == 1
+    assert not mw._checks
