@@ -257,9 +257,22 @@ class UrlRules:
             refuted = " (no item, and it leads to pages the crawl never met)"
         elif outcome.claimed:  # a page naming the witness canonical, its words not the witness's
             refuted = " (its rel=canonical names that page, its words do not)"
-            self._inc("templates/urls/checks/canonical_refuted")
         else:
             refuted = ""
+        checks = self.guards.host(site).checks
+        if outcome.claimed:
+            self._inc("templates/urls/checks/canonical_refuted")
+        if outcome.claimed and not checks.claims_refuted:
+            # the site's word proved wrong: its rel=canonical links no longer teach rules,
+            # and a relearn judges the rules they taught on the pages' contents alone
+            checks.claims_refuted = True
+            logger.info(
+                "scrapy-templates: %s names a canonical URL that is another page (%s); its "
+                "rel=canonical links are no longer evidence for its URL rules",
+                site,
+                outcome.url,
+            )
+            self.relearn(site)
         if not self.guards.retract(site, outcome.url, outcome.witness):
             released = self.guards.release(site, outcome.rule)
             if released:
@@ -407,6 +420,7 @@ class UrlRules:
             published,
             apart,
             in_force=host.ruleset,
+            canonical=not host.checks.claims_refuted,
         )
         keyed: Keyed | None = None
         if self.pool is not None:

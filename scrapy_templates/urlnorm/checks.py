@@ -251,6 +251,8 @@ class RuleChecks(Generic[T]):
         # (canonical_site)
         self._texts: OrderedDict[int, bytes] = OrderedDict()
         self.canonical_site = False
+        # a check found a page that names another canonical to be another page
+        self.claims_refuted = False
         # canonical key of a page not downloaded yet -> the checks waiting for it
         self._parked: OrderedDict[int, list[tuple[T, str, str, str, str]]] = OrderedDict()
         # item key -> a check waiting for its page's content: URL, witness, rule, claimed

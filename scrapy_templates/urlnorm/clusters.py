@@ -2,7 +2,8 @@
 
 Two URLs are in one cluster when their pages have the same content (the hash of the text
 without its template pagelets) or the same text (markup aside), a ``rel=canonical`` link
-between them on the same host, or a redirect from one to the other on the same host. Page
+between them on the same host (unless the site's claims are not to be trusted: a crawl found
+one wrong), or a redirect from one to the other on the same host. Page
 simhashes join pages only when asked (``distance``): a whole-page near-duplicate is often a
 distinct page under a large shared template (two entries of a reference that differ in a few
 words under the same section menu), and a rule learned from such a pair loses pages. A URL
@@ -149,11 +150,12 @@ def near_duplicate_pairs(hashes: Sequence[int], distance: int) -> Iterable[tuple
 
 
 def duplicate_clusters(
-    samples: Iterable[Sample], *, distance: int | None = None
+    samples: Iterable[Sample], *, distance: int | None = None, canonical: bool = True
 ) -> tuple[list[str], list[int]]:
     """Distinct URLs of ``samples`` and the duplicate-cluster number of each; ``distance``:
     pages whose simhashes differ in at most this many bits are joined too (``None``: page
-    simhashes are not duplicate evidence)."""
+    simhashes are not duplicate evidence); ``canonical``: whether a ``rel=canonical`` link
+    joins two pages."""
     uf = _UnionFind()
     by_key: dict[tuple[str, str], str] = {}
     simhashes: dict[int, str] = {}
@@ -170,7 +172,7 @@ def duplicate_clusters(
                 uf.union(first, s.url)
         if s.simhash is not None and distance is not None:
             uf.union(simhashes.setdefault(s.simhash, s.url), s.url)
-        for other in (s.canonical, *s.redirects):
+        for other in (s.canonical if canonical else None, *s.redirects):
             if other and other != s.url and _host(other) == host:
                 uf.union(other, s.url)
     values = list(simhashes)

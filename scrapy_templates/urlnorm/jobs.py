@@ -33,7 +33,9 @@ class UrlJob:
     the keyring already holds ``held`` URLs before (0: it must start afresh). ``apart``:
     pairs of URLs the crawl found to be distinct pages, which no rule may merge (see
     :meth:`~.rules.RuleSet.keeping_apart`). ``in_force``: the host's rules in force, which
-    a relearn keeps while they hold (see :func:`~.learn.learn_from_samples`)."""
+    a relearn keeps while they hold (see :func:`~.learn.learn_from_samples`).
+    ``canonical``: whether the site's ``rel=canonical`` links are duplicate evidence (not
+    once a check found one wrong)."""
 
     site: str
     version: int
@@ -45,6 +47,7 @@ class UrlJob:
     published: RuleSet | None = None
     apart: tuple[tuple[str, str], ...] = ()
     in_force: RuleSet | None = None
+    canonical: bool = True
 
 
 @dataclass(slots=True)
@@ -117,6 +120,7 @@ class Keyring:
                 distance=job.distance,
                 config=job.config,
                 previous=job.in_force,
+                canonical=job.canonical,
             )
             ruleset, nodes, candidates, kept, previous_held = (
                 report.ruleset,

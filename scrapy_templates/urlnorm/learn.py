@@ -218,8 +218,10 @@ def learn_from_samples(
     distance: int | None = None,
     config: LearnConfig | None = None,
     previous: RuleSet | None = None,
+    canonical: bool = True,
 ) -> LearnReport:
-    """Duplicate clusters of ``samples`` (:mod:`.clusters`), then :func:`learn_rules`.
+    """Duplicate clusters of ``samples`` (:mod:`.clusters`; ``canonical``: whether the
+    site's ``rel=canonical`` links are evidence), then :func:`learn_rules`.
 
     ``previous``, the rules in force, stays in force (as ``version``) while it holds on the
     sample and explains it as well as the rules just learned (:func:`still_holds`): a
@@ -231,7 +233,7 @@ def learn_from_samples(
     away. The report says whether they stayed (``kept``) and whether they held
     (``previous_held``)."""
     cfg = config or LearnConfig()
-    urls, clusters = duplicate_clusters(samples, distance=distance)
+    urls, clusters = duplicate_clusters(samples, distance=distance, canonical=canonical)
     votes = canonical_votes(samples, urls)
     report = learn_rules(urls, clusters, site=site, version=version, config=cfg, votes=votes)
     if previous is not None and previous.rules:

@@ -646,6 +646,9 @@ async def test_a_check_naming_the_rules_url_canonical_is_judged_by_its_words() -
         rules.add_page(url, 2, None, [text])
     assert crawler.stats.get_value("templates/urls/checks/held") == 1
     assert crawler.stats.get_value("templates/urls/checks/failed") == 1
+    # the refuted claim started a relearn without the site's canonical links
+    await rules.wait_learning()
+    await rules.close()
 
 
 def _open_check(rules: UrlRules, url: str, witness: str) -> HtmlResponse:
@@ -701,3 +704,5 @@ async def test_a_check_page_the_spider_makes_no_item_of_is_judged_by_where_it_le
     assert crawler.stats.get_value("templates/urls/checks/failed") == 1
     assert crawler.stats.get_value("templates/urls/checks/unknown") == 1
     assert not mw._checks
+    await rules.wait_learning()
+    await rules.close()

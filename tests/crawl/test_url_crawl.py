@@ -348,7 +348,9 @@ def test_listing_pages_that_name_their_first_page_canonical_are_all_fetched(
     teaches is checked: page N's content is not page 1's, whatever its ``rel=canonical``
     says, so the rule is retracted and every product, linked from one listing page only, is
     reached. A spider that makes items of products only never gives the listings' contents:
-    page N is judged by where it leads, to products no other page links."""
+    page N is judged by where it leads, to products no other page links. Once the site's
+    word proved wrong, its canonical links teach no rule: the variants of "drop ``page``"
+    learned meanwhile, and the requests they turned away, are judged on the contents."""
     from tests.sites.listings import ListingSite, page_key, products
 
     with ListingSite() as site:
@@ -361,6 +363,7 @@ def test_listing_pages_that_name_their_first_page_canonical_are_all_fetched(
     pages = {page_key(item["url"]) for item in result.items}
     assert products() <= pages
     assert result.stats.get("templates/urls/checks/failed", 0) >= 1
+    assert "rel=canonical links are no longer evidence" in result.log
     if items_under == "/p/":
         assert "no item, and it leads to pages the crawl never met" in result.log
     else:

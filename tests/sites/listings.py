@@ -4,7 +4,9 @@ Six categories list their products eight to a page, over seven pages
 (``/c/<category>/?page=N``); every listing page names ``/c/<category>/`` canonical, an old
 search-engine habit. A product page is linked from its listing page only, and names itself
 canonical. Page 7 of a listing is another page than page 1, whatever the site says: a rule
-"drop ``page``" loses the products of pages 2 to 7.
+"drop ``page``" loses the products of pages 2 to 7. Links to a listing from the home page, the
+menu and a product carry where they come from (``?ref=``), which changes nothing but a
+"visitors online" count that differs at each view: a rule "drop ``ref``" is right.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from demo.site import DemoSite
 CATEGORIES = ("lamps", "chairs", "tables", "shelves", "rugs", "clocks")
 PAGES = 7
 PER_PAGE = 8
+_visitors = random.Random(3)
 _WORDS = (
     "oak",
     "brass",
@@ -69,7 +72,7 @@ def products() -> set[tuple[str, ...]]:
 
 
 def _layout(title: str, canonical: str, main: str) -> str:
-    nav = "".join(f'<li><a href="/c/{c}/">{c.title()}</a></li>' for c in CATEGORIES)
+    nav = "".join(f'<li><a href="/c/{c}/?ref=menu">{c.title()}</a></li>' for c in CATEGORIES)
     return (
         f'<html><head><title>{title} | Home Goods</title><link rel="canonical" '
         f'href="{canonical}"></head><body><header><a href="/">Home Goods</a><ul>{nav}</ul>'
@@ -93,10 +96,18 @@ def render(path: str) -> tuple[int, str]:
             for n in (_product(c, page, slot) for slot in range(PER_PAGE))
         )
         pager = " ".join(f'<a href="/c/{category}/?page={p}">{p}</a>' for p in range(1, PAGES + 1))
-        main = f"<h1>{category.title()}</h1><ul>{items}</ul><p class='pager'>{pager}</p>"
+        online = _visitors.randrange(10, 999)
+        main = (
+            f"<h1>{category.title()}</h1><ul>{items}</ul><p class='pager'>{pager}</p>"
+            f"<p>Visitors online: {online}</p>"
+        )
         return 200, _layout(category.title(), f"/c/{category}/", main)
     n = int(key[1])
-    main = f"<h1>{_describe(n, 3).title()}</h1><p>{_describe(n + 11, 40)}.</p>"
+    back = CATEGORIES[n // (PAGES * PER_PAGE)]
+    main = (
+        f'<p><a href="/c/{back}/?ref=product">{back.title()}</a></p>'
+        f"<h1>{_describe(n, 3).title()}</h1><p>{_describe(n + 11, 40)}.</p>"
+    )
     return 200, _layout(_describe(n, 3).title(), f"/p/{n}", main)
 
 

@@ -117,3 +117,17 @@ def test_canonical_votes_count_rel_canonical_and_same_host_redirects() -> None:
     ]
     urls = ["http://h/x", "http://h/x?print=1", "http://h/new", "http://h/old", "http://h/far"]
     assert canonical_votes(samples, urls) == [2, 0, 2, 0, 0]
+
+
+def test_canonical_links_join_pages_only_while_they_are_trusted() -> None:
+    samples = [
+        Sample("http://a/list", text_hash="01"),
+        Sample("http://a/list?page=7", text_hash="07", canonical="http://a/list"),
+        Sample("http://a/list?page=7&ref=menu", redirects=("http://a/list?page=7",)),
+    ]
+    urls, clusters = duplicate_clusters(samples)
+    assert len(set(clusters)) == 1
+    urls, clusters = duplicate_clusters(samples, canonical=False)
+    by_url = dict(zip(urls, clusters, strict=True))
+    assert by_url["http://a/list"] != by_url["http://a/list?page=7"]
+    assert by_url["http://a/list?page=7"] == by_url["http://a/list?page=7&ref=menu"]
