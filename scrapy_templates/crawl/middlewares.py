@@ -177,7 +177,7 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
         if complete and not output.items:
             self.rules.check_output(response.url, len(output.pages), len(output.new))
 
-    def _count(self, output: _Output, response: Response, verdict: Verdict) -> None:
+    def _count(self, output: _Output, response: Response, url: str, verdict: Verdict) -> None:
         """A request the spider made from a check's page: the page it is for, on the
         page's host, and whether the crawl never met it."""
         try:
@@ -187,7 +187,7 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
             return
         key = url_key(verdict.url)
         output.pages.add(key)
-        if verdict.action != DROP and not self.rules.guards.met(verdict.url):
+        if verdict.action != DROP and not self.rules.guards.met(verdict.url, url):
             output.new.add(key)
 
     def get_processed_item(self, item: Any, response: Response | None) -> Any:
@@ -207,7 +207,7 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
             request.meta["depth"] = depth  # as DepthMiddleware will: kept if it is sent again
         verdict = self.rules.guards.decide(request, queued=False)
         if response is not None and (output := self._output(response)) is not None:
-            self._count(output, response, verdict)
+            self._count(output, response, request.url, verdict)
         if verdict.action == KEEP:
             if not verdict.defer:
                 return request

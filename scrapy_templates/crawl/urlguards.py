@@ -208,11 +208,11 @@ class UrlGuards:
         host = self.guard(url) if self.enabled else None
         return url if host is None else host.canonical(url)
 
-    def met(self, canonical: str) -> bool:
-        """Whether the crawl met the page whose canonical URL is ``canonical`` (see
-        :meth:`~scrapy_templates.urlnorm.guard.HostGuard.met`)."""
+    def met(self, canonical: str, url: str) -> bool:
+        """Whether the crawl met the page of ``url``, whose canonical URL is ``canonical``
+        (see :meth:`~scrapy_templates.urlnorm.guard.HostGuard.met`)."""
         host = self.guard(canonical)
-        return host is not None and host.met(canonical)
+        return host is not None and host.met(canonical, url)
 
     def was_fetched(self, url: str) -> bool:
         """Whether a page whose canonical URL is ``url`` has been downloaded."""

@@ -497,9 +497,15 @@ class UrlRules:
         host = self.guards.host(site)
         async with self._job_lock(site):
             before = host.ruleset
+            trusted = not host.checks.claims_refuted
             keyed, mark = await self._run_job(site, version, lines, None)
-            # a retraction during the job: learn again, keeping its pages apart too
-            while keyed.ruleset is not None and not _knows_apart(keyed.ruleset, host.ruleset):
+            # a retraction during the job: learn again, keeping its pages apart too; a claim
+            # refuted during it: learn again without the site's canonical links
+            while keyed.ruleset is not None and (
+                not _knows_apart(keyed.ruleset, host.ruleset)
+                or (trusted and host.checks.claims_refuted)
+            ):
+                trusted = not host.checks.claims_refuted
                 keyed, mark = await self._run_job(site, version, lines, None)
             learned = keyed.ruleset
             if learned is None:

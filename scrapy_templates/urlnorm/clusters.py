@@ -185,13 +185,16 @@ def duplicate_clusters(
     return urls, clusters
 
 
-def canonical_votes(samples: Iterable[Sample], urls: Sequence[str]) -> list[int]:
+def canonical_votes(
+    samples: Iterable[Sample], urls: Sequence[str], *, canonical: bool = True
+) -> list[int]:
     """For each of ``urls``: how often the site named it the address of a page — a sample
-    whose ``rel=canonical`` it is, and a redirect of the same host that ended on it."""
+    whose ``rel=canonical`` it is (unless ``canonical`` is false), and a redirect of the
+    same host that ended on it."""
     index = {u: i for i, u in enumerate(urls)}
     votes = [0] * len(urls)
     for s in samples:
-        if s.canonical and (i := index.get(s.canonical)) is not None:
+        if canonical and s.canonical and (i := index.get(s.canonical)) is not None:
             votes[i] += 1
         if (i := index.get(s.url)) is not None:
             host = _host(s.url)

@@ -206,11 +206,12 @@ class HostGuard(Generic[T]):
             return True
         return not self.stale and key in self.canonical_keys
 
-    def met(self, canonical: str) -> bool:
-        """Whether the crawl met the page whose canonical URL is ``canonical``: downloaded
-        or requested."""
+    def met(self, canonical: str, url: str) -> bool:
+        """Whether the crawl met the page of ``url``, whose canonical URL is
+        ``canonical``: downloaded, or requested under either URL (a request queued before
+        the rule that rewrites its URL is noted under that URL)."""
         key = url_key(canonical)
-        return self._downloaded(key) or key in self.requested
+        return self._downloaded(key) or key in self.requested or url_key(url) in self.requested
 
     def _tried_here(self, canonical: str, url: str, queued: bool, filtered: bool) -> bool:
         """Whether ``url`` is to be fetched as it is for the page of ``canonical``: that

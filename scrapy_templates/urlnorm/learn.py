@@ -234,7 +234,7 @@ def learn_from_samples(
     (``previous_held``)."""
     cfg = config or LearnConfig()
     urls, clusters = duplicate_clusters(samples, distance=distance, canonical=canonical)
-    votes = canonical_votes(samples, urls)
+    votes = canonical_votes(samples, urls, canonical=canonical)
     report = learn_rules(urls, clusters, site=site, version=version, config=cfg, votes=votes)
     if previous is not None and previous.rules:
         if report.ruleset.behaves_like(previous):

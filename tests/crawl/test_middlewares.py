@@ -674,8 +674,9 @@ async def test_a_check_page_the_spider_makes_no_item_of_is_judged_by_where_it_le
     for n in (1, 2, 3):
         url = f"{host}/p/{n}"
         rules.note_response(url, url, _html(url, f"Product {n}"), (), True)
+    rules.guards.scheduled(Request(f"{host}/p/4"))  # queued, not downloaded yet
     mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
-    met = [Request(f"{host}/p/{n}") for n in (1, 2, 3)]
+    met = [Request(f"{host}/p/{n}") for n in (1, 2, 3, 4)]
     elsewhere = Request("http://other.example/news")
 
     async def output(*results: Any) -> Any:

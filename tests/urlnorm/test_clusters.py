@@ -131,3 +131,7 @@ def test_canonical_links_join_pages_only_while_they_are_trusted() -> None:
     by_url = dict(zip(urls, clusters, strict=True))
     assert by_url["http://a/list"] != by_url["http://a/list?page=7"]
     assert by_url["http://a/list?page=7"] == by_url["http://a/list?page=7&ref=menu"]
+    trusted = dict(zip(urls, canonical_votes(samples, urls), strict=True))
+    untrusted = dict(zip(urls, canonical_votes(samples, urls, canonical=False), strict=True))
+    assert (trusted["http://a/list"], untrusted["http://a/list"]) == (1, 0)
+    assert trusted["http://a/list?page=7&ref=menu"] == untrusted["http://a/list?page=7&ref=menu"]

@@ -1,0 +1,85 @@
+"""UrlRules on its own (no crawl): what a refuted ``rel=canonical`` claim changes in learning."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from scrapy import Request
+from scrapy.http import HtmlResponse
+
+from scrapy_templates.crawl.urlrules import UrlRules
+from scrapy_templates.store.memory import MemoryStore
+from scrapy_templates.urlnorm.checks import Check
+from scrapy_templates.urlnorm.jobs import UrlJob
+from tests.crawl.conftest import runtime, templates_crawler
+from tests.crawl.test_middlewares import _html
+
+HOST = "http://h.example"
+LIST = f"{HOST}/list"
+
+
+def _rules() -> tuple[Any, UrlRules]:
+    """URL rules learning in a thread, on a host whose pages name other URLs canonical,
+    with the first page of a list downloaded and made an item."""
+    crawler = templates_crawler(TEMPLATES_PARSE_WORKERS=0)
+    rules: UrlRules = runtime(crawler).urls
+    rules.attach(MemoryStore(), "test")
+    home = _html(f"{HOST}/", "Welcome")
+    rules.note_response(f"{HOST}/?from=ad", f"{HOST}/?from=ad", home, (), True)
+    entries = [f"Entry {n}: a lamp of brass and glass" for n in range(10)]
+    rules.note_response(LIST, LIST, _html(LIST, " ".join(entries)), (), True)
+    rules.add_page(LIST, 1, None, entries)
+    return crawler, rules
+
+
+def _refute(rules: UrlRules) -> None:
+    """Page 2 of the list names page 1 canonical; its entries are others."""
+    url = f"{LIST}?page=2"
+    text = " ".join(f"Entry {n}: a rug of wool" for n in range(10, 20))
+    check = Check(Request(url), url, LIST, LIST, "rule")
+    assert rules.check_fetched(check, HtmlResponse(url, body=_html(LIST, text))) == "open"
+    rules.add_page(url, 2, None, [text])
+
+
+def _jobs(rules: UrlRules) -> list[bool]:
+    """Whether each learning job of ``rules`` took canonical links as evidence; each job
+    takes half a second, so that a check can end while one runs."""
+    seen: list[bool] = []
+    run = rules.keyring.run
+
+    def slow(job: UrlJob) -> Any:
+        seen.append(job.canonical)
+        time.sleep(0.5)
+        return run(job)
+
+    rules.keyring.run = slow  # type: ignore[method-assign]
+    return seen
+
+
+async def test_a_refuted_claim_starts_a_relearn_without_canonical_links() -> None:
+    crawler, rules = _rules()
+    jobs = _jobs(rules)
+    _refute(rules)
+    assert rules.guards.host("h.example").checks.claims_refuted
+    await rules.wait_learning()
+    await rules.close()
+    assert jobs == [False]
+    assert crawler.stats.get_value("templates/urls/checks/canonical_refuted") == 1
+
+
+async def test_a_claim_refuted_while_a_learning_runs_makes_it_learn_again() -> None:
+    _, rules = _rules()
+    await rules.flush(force=True)
+    jobs = _jobs(rules)
+    rules.relearn("h.example")
+    for _ in range(100):
+        if jobs:
+            break
+        await asyncio.sleep(0.01)
+    _refute(rules)  # while the job learns with the site's canonical links
+    await rules.wait_learning()
+    await rules.close()
+    assert jobs[0] is True
+    assert False in jobs
