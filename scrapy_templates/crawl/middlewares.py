@@ -164,7 +164,8 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
             self._checks[id(response)] = (response, _Output())
 
     def _output(self, response: Response | None) -> _Output | None:
-        entry = self._checks.get(id(response)) if response is not None else None
+        # most responses are no checks: one truth test per request spares the lookup
+        entry = self._checks.get(id(response)) if self._checks and response is not None else None
         return entry[1] if entry is not None and entry[0] is response else None
 
     def _finish(self, response: Response | None, complete: bool) -> None:

@@ -24,7 +24,7 @@ from scrapy_templates.store.base import StoreError, TemplateStore
 from scrapy_templates.urlnorm.clusters import Sample
 from scrapy_templates.urlnorm.guard import HostGuard
 from scrapy_templates.urlnorm.samples import MAX_SAMPLE_CHARS, encode_sample, sample_chars
-from scrapy_templates.urlnorm.url import split_url
+from scrapy_templates.urlnorm.url import query_keys
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +57,7 @@ def _form(url: str) -> tuple[str, tuple[str, ...]]:
         path = urlsplit(url).path
     except ValueError:
         path = ""
-    keys = {k.partition("&")[0] for k, _ in split_url(url) if k[0] == "?"}
-    return path, tuple(sorted(keys))
+    return path, query_keys(url)
 
 
 @dataclass
@@ -75,11 +74,9 @@ class _HostSamples:
     # the step between relearns, in TEMPLATES_URL_LEARN_EVERY
     backoff: int = 1
     # the text hashes of its pages (the first _REMEMBERED times the sample cap) with the URL
-    # of each, how many downloads repeated one under another URL, and how many had when the
-    # host was last learned
+    # of each, and how many downloads repeated one under another URL
     hashes: dict[str, str] = field(default_factory=dict)
     repeats: int = 0
-    repeats_learned: int = 0
     # repeats that make the host due at the least step (of forms not quiet), and how many
     # had when it was last learned; the repeats since then (URL, first URL of its page), and
     # those the relearn under way was started after
@@ -275,7 +272,6 @@ class UrlSampling:
         """``site`` is being learned from its sample as it is now."""
         host = self._of(site)
         host.learned_at = host.offered
-        host.repeats_learned = host.repeats
         host.urgent_learned = host.urgent_repeats
         host.judged, host.recent = host.recent, []
 

@@ -475,11 +475,6 @@ class RuleChecks(Generic[T]):
         """A check whose contents never come ends unknown: neither borne out nor refuted."""
         self._lapsed.append(self._end(UNKNOWN, url, witness, rule, claimed, expired=True))
 
-    @property
-    def waiting(self) -> bool:
-        """Whether a check waits for a content (or ended unknown, not yet handed out)."""
-        return bool(self._open or self._awaiting or self._lapsed)
-
     def expired(self, *, everything: bool = False) -> list[Outcome]:
         """The checks ended unknown since the last call: those the waiting lists had no room
         for, and with ``everything`` (the crawl has no content left to come: every download

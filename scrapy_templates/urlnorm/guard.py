@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from scrapy_templates.urlnorm.checks import Check, RuleChecks
 from scrapy_templates.urlnorm.jobs import Keyed
 from scrapy_templates.urlnorm.rules import RuleSet
-from scrapy_templates.urlnorm.url import split_url, url_key
+from scrapy_templates.urlnorm.url import query_keys, url_key
 
 T = TypeVar("T")
 
@@ -328,8 +328,7 @@ class HostGuard(Generic[T]):
         dropped = self.ruleset.dropped_query_keys
         if not parts.query or not dropped:
             return None
-        # a repeated parameter once, without its occurrence suffix (``?tag&2``)
-        keys = tuple(sorted({k.partition("&")[0] for k, _ in split_url(url) if k[0] == "?"}))
+        keys = query_keys(url)
         if not any(k in dropped for k in keys) or self.ruleset.apply(url) != url:
             return None
         return parts.netloc, parts.path, keys

@@ -146,6 +146,12 @@ def split_url(url: str) -> UrlKeys:
     return UrlKeys(tuple(pairs))
 
 
+def query_keys(url: str) -> tuple[str, ...]:
+    """The query parameter names of ``url``, sorted, a repeated one once (without the
+    occurrence suffix of :func:`split_url`, ``?tag&2``)."""
+    return tuple(sorted({k.partition("&")[0] for k, _ in split_url(url) if k[0] == "?"}))
+
+
 def _semicolon_query(query: str) -> bool:
     """Whether ``query`` separates its parameters by ``;`` (HTML 4, B.2.2): it has a ``;``, no
     ``&``, and every ``;``-item is ``name=value`` (``q=a;b`` is one parameter with a ``;``)."""

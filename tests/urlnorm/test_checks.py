@@ -253,12 +253,10 @@ def test_a_check_whose_content_never_comes_ends_unknown_when_none_is_left_to_com
     checks: RuleChecks[str] = RuleChecks()
     _downloaded(checks, SHOP)
     assert checks.fetched(_check(), OTHER_HASH, VIEW, SHOP).status == OPEN
-    assert checks.waiting
     assert checks.expired() == []
     (outcome,) = checks.expired(everything=True)
     assert (outcome.url, outcome.status, outcome.expired) == (VIEW, UNKNOWN, True)
     assert checks.counts() == {}
-    assert not checks.waiting
     assert checks.content(VIEW, ["late"]) == []
 
 
