@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -10,6 +10,38 @@ from scrapy_templates.sites import LinkTargets, domain_site, host_site, page_id
 
 def test_host_site_keeps_port_and_drops_userinfo() -> None:
     assert host_site("http://User:pw@Example.COM:8080/a?b#c") == "example.com:8080"
+
+
+def _netloc_host(url: str) -> str | None:
+    """``host_site`` by way of ``urlsplit`` (``None`` where that raises)."""
+    try:
+        return urlsplit(url).netloc.rpartition("@")[2].lower()
+    except ValueError:
+        return None
+
+
+def _host_or_none(url: str) -> str | None:
+    try:
+        return host_site(url)
+    except ValueError:
+        return None
+
+
+@given(
+    st.sampled_from(["http://", "https://", "HTTP://", "ftp://", "//", "http:/", "", "https://u@"]),
+    st.text(alphabet="hH:/?#@[]\t\n\r .aZ%-_s0x\u00e9\u00a0", max_size=16),
+)
+@settings(max_examples=2000)
+def test_host_site_reads_the_host_urlsplit_reads(scheme: str, rest: str) -> None:
+    # the fast reading of plain http(s) URLs agrees with urlsplit everywhere, errors included
+    assert _host_or_none(scheme + rest) == _netloc_host(scheme + rest)
+
+
+def test_host_site_of_urls_urlsplit_cleans_or_rejects() -> None:
+    assert host_site("http://exa\tmple.com/a") == "example.com"
+    assert host_site("HTTPS://Example.com?q") == "example.com"
+    assert host_site("http://[::1]:8080/") == "[::1]:8080"
+    assert _host_or_none("http://[::1/") is None
 
 
 def test_domain_site_groups_sister_hosts_offline() -> None:

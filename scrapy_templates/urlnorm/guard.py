@@ -145,6 +145,8 @@ class HostGuard(Generic[T]):
     def note_dropped(self, url: str) -> None:
         """The scheduler dropped a request for ``url`` (a redirect to a URL requested
         before): a failed page tried under it is not on its way after all."""
+        if not self.retrying:  # the dupefilter's every drop comes here: most find nothing
+            return
         key = url_key(url)
         for page in [p for p, tried in self.retrying.items() if tried == key]:
             del self.retrying[page]
