@@ -9,8 +9,9 @@ algorithm changes can be judged on whole sites in seconds.
 
 from __future__ import annotations
 
+import asyncio
 import functools
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Iterable, Sequence
 from dataclasses import dataclass
 
 from scrapy_templates.config import TemplatesConfig
@@ -23,9 +24,11 @@ from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.marking import (
     MarkSettings,
     PageCounts,
+    PageFlags,
     PageMarks,
     PageNavigation,
     decide_page,
+    page_flags,
 )
 from scrapy_templates.templates.sections import section_of, section_templates
 from scrapy_templates.templates.variability import SHIFTS, LayoutBlocks, link_label
@@ -144,28 +147,46 @@ class Marker:
         layout evidence (``001_…``) and its link blocks to its section's counts first; the
         site then learns from the decision. ``new``: whether counting the page counted it
         (``obs.new`` unless ``obs`` is a later recount)."""
+        counts, navigation = self._observe(site, page, fingerprints, obs, new)
+        evidence = self.evidence.site(site)
+        flags = page_flags(page, counts, evidence, self.settings, navigation)
+        marks = decide_page(page, counts, evidence, self.settings, navigation, flags)
+        self._learn(site, page, counts, flags)
+        return marks
+
+    def learn(
+        self, site: str, page: Page, fingerprints: list[int], obs: Observation, *, new: bool
+    ) -> None:
+        """What :meth:`decide` teaches the site, without the marks: the page's flags only,
+        which ask nothing of its elements."""
+        counts, navigation = self._observe(site, page, fingerprints, obs, new)
+        flags = page_flags(page, counts, self.evidence.site(site), self.settings, navigation)
+        self._learn(site, page, counts, flags)
+
+    def _observe(
+        self, site: str, page: Page, fingerprints: list[int], obs: Observation, new: bool | None
+    ) -> tuple[PageCounts, PageNavigation]:
+        """The page added to its site's layout evidence and its section's counts: its counts
+        for the decision, and its navigation (asked once)."""
         cluster = levels = None
-        paths = [p.path for p in page.pagelets]
         navigation = PageNavigation(page)
         if self.layout:
             cluster, levels = self.evidence.blocks(site).observe(
-                paths,
+                [p.path for p in page.pagelets],
                 [p.text for p in page.pagelets],
                 [link_label(p.hrefs, p.anchors, navigation.host) for p in page.pagelets],
             )
         section = self._section(site, page, navigation, obs.new if new is None else new)
-        evidence = self.evidence.site(site)
-        marks = decide_page(
-            page,
-            self._counts(fingerprints, obs, cluster, levels, section),
-            evidence,
-            self.settings,
-            navigation,
-        )
-        if cluster is not None and levels and not SHIFTS.isdisjoint(levels):
-            self.evidence.blocks(site).frame(cluster, paths, levels, marks.framed)
-        evidence.learn(page, marks.flags, self.settings.main_share)
-        return marks
+        return self._counts(fingerprints, obs, cluster, levels, section), navigation
+
+    def _learn(self, site: str, page: Page, counts: PageCounts, flags: PageFlags) -> None:
+        """The site learns from a decided page: the layout's frame positions, then its main
+        region, inner templates and anchor texts."""
+        levels = counts.levels
+        if counts.layout is not None and levels and not SHIFTS.isdisjoint(levels):
+            paths = [p.path for p in page.pagelets]
+            self.evidence.blocks(site).frame(counts.layout, paths, levels, flags.framed)
+        self.evidence.site(site).learn(page, flags.flags, self.settings.main_share)
 
     def review(self, site: str, page: Page, fingerprints: list[int], obs: Observation) -> PageMarks:
         """The marks of a page decided before, on the site's evidence as it stands now,
@@ -190,15 +211,16 @@ class Marker:
         for page, fingerprints, new in held:
             try:
                 obs = await self.recount(site, page, fingerprints)
-                self.decide(site, page, fingerprints, obs, new=new)
+                self.learn(site, page, fingerprints, obs, new=new)
             except Exception as exc:  # one page's failure is its item's, not the others'
                 counted.append(exc)
             else:
                 counted.append(obs)
         if len(held) > 1:
             self.evidence.site(site).region.refresh()
+        pages = await self.answering(site, [page for page, _, _ in held])
         marked: list[PageMarks | Exception] = []
-        for (page, fingerprints, _), found in zip(held, counted, strict=True):
+        for page, (_, fingerprints, _), found in zip(pages, held, counted, strict=True):
             if isinstance(found, Exception):
                 marked.append(found)
                 continue
@@ -207,6 +229,29 @@ class Marker:
             except Exception as exc:
                 marked.append(exc)
         return marked
+
+    async def answering(self, site: str, pages: list[Page]) -> list[Page]:
+        """``pages``, where one parsed elsewhere cannot answer what deciding it will ask of
+        it on the site's evidence as it stands (the text below the main path, the title
+        blocks of a page that anchor text names), detached anew where it was parsed
+        (:attr:`~scrapy_templates.page.Page.refetch`), all at once; a page that cannot be
+        had again, or comes back parsed otherwise, stays as it is (it parses here if asked).
+        Pages sent while their site had no evidence yet, or another main path, ask again."""
+        evidence = self.evidence.site(site)
+        main_path = evidence.main_path() if self.settings.main_share > 0 else None
+        asks: dict[int, Awaitable[Page | None]] = {}
+        for i, page in enumerate(pages):
+            blocks = bool(evidence.anchors.get(page_id(page.url)))
+            if page.refetch is not None and not page.answers(main_path, blocks):
+                asks[i] = page.refetch(main_path, blocks)
+        if not asks:
+            return pages
+        found = await asyncio.gather(*asks.values(), return_exceptions=True)
+        out = list(pages)
+        for i, again in zip(asks, found, strict=True):
+            if isinstance(again, Page) and again.pagelets == pages[i].pagelets:
+                out[i] = again
+        return out
 
     def _counts(
         self,

@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import itertools
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 from urllib.parse import urljoin
@@ -219,6 +219,11 @@ class Page:
     block_texts: list[tuple[str, ...]] | None = field(default=None, repr=False)
     reload: Callable[[], list[lxml.etree._Element]] | None = field(default=None, repr=False)
     hidden: tuple[int, ...] = ()
+    # where the page was parsed, detached anew for other questions (a main path, and whether
+    # with blocks): the page that answers them, or None when it cannot be had (see answers)
+    refetch: Callable[[str | None, bool], Awaitable[Page | None]] | None = field(
+        default=None, repr=False
+    )
 
     @property
     def text(self) -> str:
@@ -292,6 +297,19 @@ class Page:
             found = list(itertools.islice(filter(None, texts), limit))
         walked[id(element)] = found
         return found
+
+    def answers(self, main_path: str | None, blocks: bool) -> bool:
+        """Whether the page answers :meth:`text_below` for ``main_path`` (in every pagelet
+        whose path leads to it) and, when ``blocks``, :meth:`blocks`, without parsing again."""
+        if not self.detached:
+            return True
+        if blocks and self.block_texts is None:
+            return False
+        return main_path is None or all(
+            (i, main_path) in self.below
+            for i, pagelet in enumerate(self.pagelets)
+            if main_path.startswith(pagelet.path + "/")
+        )
 
     def _attach(self, question: str) -> None:
         """Take the pagelet elements of a fresh parse (:attr:`reload`, e.g.

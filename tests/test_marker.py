@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
@@ -10,12 +11,12 @@ from scrapy.settings import BaseSettings
 import scrapy_templates.marker as marker_module
 from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.marker import Marker, Replayed, page_fingerprints, replay
-from scrapy_templates.page import Page, parse_page
+from scrapy_templates.page import Detached, Page, parse_elements, parse_page
 from scrapy_templates.settings import DEFAULTS
 from scrapy_templates.store.memory import MemoryStore
 from scrapy_templates.templates import marking
 from scrapy_templates.templates.marking import PageMarks
-from tests.crawl.test_pipeline import make_pipeline, mark_all
+from tests.crawl.test_pipeline import demo_items, make_pipeline, mark_all
 from tests.texts import STORIES
 
 MENU = "".join(f'<li><a href="/topic/{i}">Topic number {i}</a></li>' for i in range(6))
@@ -190,6 +191,74 @@ async def test_a_held_page_that_fails_gets_its_error_and_the_others_their_marks(
     marked = await marker.decide_held("press.test", held)
     assert isinstance(marked[1], ValueError)
     assert all(isinstance(m, PageMarks) and "Report" in m.content for m in (marked[0], marked[2]))
+
+
+async def _held(marker: Marker, crawl: list[tuple[str, str]], detached: bool) -> list[Any]:
+    """The crawl's pages counted and held as the pipeline holds them: parsed here, or
+    detached as a worker sends them before the site has any evidence."""
+    held = []
+    for url, html in crawl:
+        parsed = parse_page(html, url)
+        fingerprints = page_fingerprints(parsed)
+        obs = await marker.count("demo.test", parsed, fingerprints)
+        held.append((parsed.detach() if detached else parsed, fingerprints, obs.new))
+    return held
+
+
+async def test_held_pages_parsed_elsewhere_are_detached_anew_for_their_review() -> None:
+    crawl = [(i["url"], i["html"]) for i in demo_items()[:12]]
+    here = Marker.from_config(config(), MemoryStore())
+    await here.store.open()
+    expected = await here.decide_held("demo.test", await _held(here, crawl, False))
+    asked: list[tuple[str, str | None, bool]] = []
+
+    def refetch(html: str, url: str) -> Any:
+        async def again(main_path: str | None, blocks: bool) -> Page:
+            asked.append((url, main_path, blocks))
+            return parse_page(html, url).detach(main_path, blocks)
+
+        return again
+
+    marker = Marker.from_config(config(), MemoryStore())
+    await marker.store.open()
+    held = await _held(marker, crawl, True)
+    for (page, _, _), (_, html) in zip(held, crawl, strict=True):
+        page.refetch = refetch(html, page.url)  # no reload: a question here would raise
+    marked = await marker.decide_held("demo.test", held)
+    assert marked == expected
+    assert all(isinstance(m, PageMarks) for m in marked)
+    main_path = marker.evidence.main_path("demo.test")
+    assert main_path is not None and asked
+    assert {a[1] for a in asked} == {main_path}
+    assert any(blocks for _, _, blocks in asked)
+
+
+async def test_a_held_page_that_cannot_be_had_again_is_asked_here() -> None:
+    crawl = [(i["url"], i["html"]) for i in demo_items()[:12]]
+    marker = Marker.from_config(config(), MemoryStore())
+    await marker.store.open()
+    held = await _held(marker, crawl, True)
+
+    async def gone(main_path: str | None, blocks: bool) -> None:
+        return None
+
+    async def other(main_path: str | None, blocks: bool) -> Page:  # parses differently
+        return parse_page("<body><p>Another page</p></body>", "http://press.test/x").detach()
+
+    html = dict(crawl)
+    for n, (page, _, _) in enumerate(held):
+        page.refetch = gone if n % 2 else other
+        if n < 2:  # the others have no way to their elements
+            page.reload = functools.partial(parse_elements, html[page.url])
+    marked = await marker.decide_held("demo.test", held)
+    here = Marker.from_config(config(), MemoryStore())
+    await here.store.open()
+    expected = await here.decide_held("demo.test", await _held(here, crawl, False))
+    # a page parsed otherwise is not taken; one with a way to its elements parses here
+    assert marked[:2] == expected[:2]
+    # one with none fails if it is asked (its item passes unmarked); the others are marked
+    assert all(m == e or isinstance(m, Detached) for m, e in zip(marked, expected, strict=True))
+    assert any(isinstance(m, Detached) for m in marked[2:])
 
 
 async def test_pages_still_waiting_when_the_crawl_ends_are_decided() -> None:

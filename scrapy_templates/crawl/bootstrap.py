@@ -93,8 +93,16 @@ class Bootstrap:
         wait for its answer."""
         future: asyncio.Future[Marked] = asyncio.get_running_loop().create_future()
         batch = self._held.setdefault(site, [])
-        batch.append((held, future))
-        await self.wait(site, future)
+        entry = (held, future)
+        batch.append(entry)
+        try:
+            await self.wait(site, future)
+        except BaseException:  # cancelled, or the wait failed: no longer held (a batch
+            # being decided keeps it, and skips its answer)
+            if self._held.get(site) is batch and entry in batch:
+                batch.remove(entry)
+            future.cancel()
+            raise
         if not future.done() and self._held.get(site) is batch:  # not taken by another
             del self._held[site]
             self._deciding[site] = batch
@@ -172,6 +180,9 @@ class Bootstrap:
     def _downloading(self) -> bool:
         """Whether the crawl has a download in flight (a crawler without an engine, outside a
         crawl, has none)."""
-        engine = self.crawler.engine
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # Scrapy ≥ 2.14 raises for a crawler that never started
+            return False
         downloader = getattr(engine, "downloader", None)
         return bool(getattr(downloader, "active", None))

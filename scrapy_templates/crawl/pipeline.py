@@ -192,9 +192,12 @@ class TemplatePipeline:
             return
         new_pages = self.runtime.new_pages
         new_pages[site] = new_pages.get(site, 0) + 1
-        marks = (
-            held if held is not None else self.marker.decide(site, page, fingerprints, obs, new=new)
-        )
+        if held is None:
+            if page.refetch is not None:
+                (page,) = await self.marker.answering(site, [page])
+            marks = self.marker.decide(site, page, fingerprints, obs, new=new)
+        else:
+            marks = held
         self._note_main_path(site, marks.main_path, self.evidence.region(site).pages)
         content_hash = self._write(adapter, marks)
         parts = [t for t, flag in zip(marks.texts, marks.flags, strict=True) if t and not flag]
@@ -206,16 +209,10 @@ class TemplatePipeline:
         will ask of its elements: the text below the site's main path, the title blocks when
         the page has anchor text), else here. ``pid``: the page id."""
         if self.workers is not None:
-            main_share = self.marking.main_share
-            options = ParseOptions(
-                self.k,
-                self.max_bytes,
-                self.max_tags,
-                self.evidence.main_path(site) if main_share > 0 else None,
-                self.evidence.anchors(site).get(pid) is not None,
-            )
+            main_path = self.evidence.main_path(site) if self.marking.main_share > 0 else None
+            blocks = self.evidence.anchors(site).get(pid) is not None
             try:
-                page = await self.workers.parse(html, url, options)
+                page = await self._parse_there(html, url, main_path, blocks)
             except WorkerStarting:
                 self._count("templates/parse_workers/before_start")
             except WorkerUnavailable as exc:
@@ -223,9 +220,33 @@ class TemplatePipeline:
                 logger.debug("scrapy-templates: parsing %s here: %s", url, exc)
             else:
                 self._count("templates/parse_workers/pages")
-                page.reload = functools.partial(self._elements_here, html)
                 return page
         return parse_page(html, url, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags)
+
+    async def _parse_there(
+        self, html: str | bytes, url: str, main_path: str | None, blocks: bool
+    ) -> Page:
+        """The page as a worker parsed and detached it for ``main_path`` and ``blocks``; it
+        parses here for another question, or has the worker detach it anew for those of a
+        cold start's review (:meth:`_refetch`)."""
+        assert self.workers is not None
+        options = ParseOptions(self.k, self.max_bytes, self.max_tags, main_path, blocks)
+        page = await self.workers.parse(html, url, options)
+        page.reload = functools.partial(self._elements_here, html)
+        page.refetch = functools.partial(self._refetch, html, url)
+        return page
+
+    async def _refetch(
+        self, html: str | bytes, url: str, main_path: str | None, blocks: bool
+    ) -> Page | None:
+        """The page parsed again by a worker, detached for other questions (``None`` when no
+        worker can)."""
+        try:
+            page = await self._parse_there(html, url, main_path, blocks)
+        except (WorkerUnavailable, PageError):
+            return None
+        self._count("templates/parse_workers/refetched")
+        return page
 
     def _elements_here(self, html: str | bytes) -> list[lxml.etree._Element]:
         """The pagelet elements of a page a worker parsed (for a question it could not

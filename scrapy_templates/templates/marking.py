@@ -145,18 +145,29 @@ class PageNavigation:
         return self.links(i) >= 2
 
 
-def decide_page(
+@dataclass(frozen=True, slots=True)
+class PageFlags:
+    """What marking a page decides before its content: per pagelet its template flag,
+    whether the layout model flagged it (``static``) and whether it framed the content
+    (``framed``); the main path they were decided under. All a site learns from a page."""
+
+    flags: list[bool]
+    static: list[bool]
+    framed: list[bool]
+    main_path: str | None
+
+
+def page_flags(
     page: Page,
     counts: PageCounts,
     evidence: SiteEvidence,
     settings: MarkSettings,
     navigation: PageNavigation | None = None,
-) -> PageMarks:
-    """Mark ``page``: exact counting's flags (``000_…`` §3), with plain blocks of the main
-    region spared below the region share and the layout model's static blocks added
-    (``001_…``); the content text from the site's main region (``004_…``); the title from
-    anchor texts (``001_…`` step 5). Reads ``evidence`` once and changes nothing.
-    ``navigation``: the page's, when the caller has asked it already."""
+) -> PageFlags:
+    """The page's template flags: exact counting's (``000_…`` §3), with plain blocks of the
+    main region spared below the region share and the layout model's static blocks added
+    (``001_…``). Reads ``evidence`` once, changes nothing, and asks nothing of the page's
+    elements. ``navigation``: the page's, when the caller has asked it already."""
     nav = PageNavigation(page) if navigation is None else navigation
     main_path = evidence.main_path() if settings.main_share > 0 else None
     flags = _count_flags(page, counts, main_path, nav, settings)
@@ -171,6 +182,23 @@ def decide_page(
     if settings.main_share > 0:
         flags = _spare_headings(page, flags, main_path, nav)
         static = [s and f for s, f in zip(static, flags, strict=True)]
+    return PageFlags(flags, static, framed, main_path)
+
+
+def decide_page(
+    page: Page,
+    counts: PageCounts,
+    evidence: SiteEvidence,
+    settings: MarkSettings,
+    navigation: PageNavigation | None = None,
+    decided: PageFlags | None = None,
+) -> PageMarks:
+    """Mark ``page``: its flags (:func:`page_flags`, or ``decided`` when the caller has them),
+    the content text from the site's main region (``004_…``), the title from anchor texts
+    (``001_…`` step 5). Reads ``evidence`` once and changes nothing."""
+    nav = PageNavigation(page) if navigation is None else navigation
+    found = page_flags(page, counts, evidence, settings, nav) if decided is None else decided
+    flags, static, main_path = found.flags, found.static, found.main_path
     texts = _content_texts(page, flags, main_path, settings.main_share)
     if evidence.inner is not None:
         inner = evidence.inner
@@ -181,7 +209,7 @@ def decide_page(
     content = "\n".join(t for t in texts if t)
     sizes = [len(p.text) for p in page.pagelets]
     info = _info(page, counts, evidence, settings, sizes, flags, main_path)
-    return PageMarks(flags, static, texts, sizes, marks, content, info, main_path, framed)
+    return PageMarks(flags, static, texts, sizes, marks, content, info, main_path, found.framed)
 
 
 def _author_navigation(page: Page, flags: list[bool]) -> list[bool]:

@@ -193,3 +193,36 @@ async def test_a_page_counted_as_the_wait_ends_comes_after_the_held_items() -> N
     await asyncio.gather(*items)
     assert order == ["a", "b", "next page"]
     assert not await bootstrap.after_held("s.test")
+
+
+async def test_a_crawler_that_never_started_has_nothing_downloading() -> None:
+    # outside a crawl Scrapy raises for the engine; the wait goes on to its idle end
+    bootstrap = Bootstrap(templates_crawler(), pages=3, timeout=5.0, count=lambda key: None)
+    assert not bootstrap._downloading()
+
+
+async def test_an_item_whose_wait_fails_is_no_longer_held() -> None:
+    bootstrap = _bootstrap(3, downloading=True)
+    calls: list[list[str]] = []
+
+    async def decide(site: str, held: list[str]) -> list[str | Exception]:
+        calls.append(list(held))
+        return [f"marks of {h}" for h in held]
+
+    first = asyncio.ensure_future(bootstrap.hold("s.test", "a", decide))
+    await asyncio.sleep(0.05)
+    polled = bootstrap._downloading
+
+    def fails() -> bool:
+        raise RuntimeError("the next poll of the wait fails")
+
+    bootstrap._downloading = fails  # type: ignore[method-assign]
+    await asyncio.wait_for(asyncio.gather(first, return_exceptions=True), 2)
+    assert isinstance(first.exception(), RuntimeError)
+    bootstrap._downloading = polled  # type: ignore[method-assign]
+    # a later item is decided alone, and nothing waits on the failed one
+    assert not await asyncio.wait_for(bootstrap.after_held("s.test"), 1)
+    second = asyncio.ensure_future(bootstrap.hold("s.test", "b", decide))
+    bootstrap.counted("s.test", 4)
+    assert await asyncio.wait_for(second, 2) == "marks of b"
+    assert calls == [["b"]]

@@ -466,6 +466,24 @@ async def test_a_parse_worker_gives_the_items_parsing_here_gives() -> None:
     assert here.stats.get_value("templates/parse_workers/pages") is None
 
 
+async def test_a_cold_starts_held_pages_are_parsed_again_by_the_worker_not_here() -> None:
+    # held pages went to the worker before their site had a main path or anchor texts: the
+    # worker detaches them anew for their review, and none is parsed on the crawl's thread
+    items = demo_items()[:12]
+    held = {"TEMPLATES_BOOTSTRAP_PAGES": len(items) - 1}
+    here = make_pipeline(TEMPLATES_PARSE_WORKERS=0, **held)
+    there = make_pipeline(TEMPLATES_PARSE_WORKERS=1, **held)
+    marked = []
+    for pipeline in (here, there):
+        await open_with_started_workers(pipeline) if pipeline is there else await here.open_spider()
+        marked.append(await asyncio.gather(*(pipeline.process_item(i) for i in items)))
+        await close(pipeline)
+    assert marked[0] == marked[1]
+    assert there.stats is not None
+    assert there.stats.get_value("templates/parse_workers/refetched", 0) >= 1
+    assert there.stats.get_value("templates/parse_workers/reparses") is None
+
+
 async def test_items_that_come_while_the_worker_starts_are_parsed_here() -> None:
     pipeline = make_pipeline(TEMPLATES_PARSE_WORKERS=1)
     await pipeline.open_spider()
