@@ -114,7 +114,12 @@ def cmd_rules_show(args: argparse.Namespace, out: TextIO) -> int:
     for rs in rulesets:
         print(
             f"{rs.site}: version {rs.version}, {rs.rule_count} rules, "
-            f"learned from {rs.learned_from} URLs",
+            f"learned from {rs.learned_from} URLs"
+            + (
+                "; its rel=canonical links proved wrong, and teach nothing"
+                if rs.claims_refuted
+                else ""
+            ),
             file=out,
         )
         for row in rs.describe_rules():

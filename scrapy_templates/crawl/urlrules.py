@@ -264,13 +264,10 @@ class UrlRules:
             self._inc("templates/urls/checks/canonical_refuted")
         if outcome.claimed and not checks.claims_refuted:
             # the site's word proved wrong: its rel=canonical links no longer teach rules,
-            # and a relearn judges the rules they taught on the pages' contents alone
-            checks.claims_refuted = True
-            logger.info(
-                "scrapy-templates: %s names a canonical URL that is another page (%s); its "
-                "rel=canonical links are no longer evidence for its URL rules",
-                site,
-                outcome.url,
+            # and a relearn judges the rules they taught on the pages' contents alone (the
+            # rule set it publishes says so to every process)
+            self._distrust_claims(
+                site, f"it names a canonical URL that is another page ({outcome.url})"
             )
             self.relearn(site)
         if not self.guards.retract(site, outcome.url, outcome.witness):
@@ -302,6 +299,16 @@ class UrlRules:
         if self._store is not None:
             task = asyncio.ensure_future(self._rekey(site))
             task.add_done_callback(_log_failure)
+
+    def _distrust_claims(self, site: str, why: str) -> None:
+        """Take the ``rel=canonical`` links of ``site`` no longer as duplicate evidence."""
+        self.guards.host(site).checks.claims_refuted = True
+        logger.info(
+            "scrapy-templates: %s: %s; its rel=canonical links are no longer evidence for its "
+            "URL rules",
+            site,
+            why,
+        )
 
     async def _rekey(self, site: str) -> None:
         """Key the host's pages under the rule set in force after a retraction."""
@@ -381,6 +388,12 @@ class UrlRules:
             # the keyring's rule set keeps apart the pages known distinct here
             ruleset = keyed.ruleset or ruleset
             installed = self.guards.install(ruleset, source=source, keyed=(keyed, mark))
+        if (
+            installed
+            and ruleset.claims_refuted
+            and not self.guards.host(site).checks.claims_refuted
+        ):
+            self._distrust_claims(site, f"its rules v{ruleset.version} say a check refuted them")
         self.sampling.touch(site)
         if installed and source == "store":
             logger.info(
@@ -517,6 +530,8 @@ class UrlRules:
                 )
                 return None
             learned = learned.with_checks(self.guards.check_counts(site))
+            if not trusted:
+                learned = learned.refuting_claims()
             if not self.guards.install(learned, source="crawl", keyed=(keyed, mark)):
                 return None
         self.sampling.touch(site)

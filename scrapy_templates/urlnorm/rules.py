@@ -230,7 +230,10 @@ class RuleSet:
     other, and fetching both showed otherwise); no rule set carrying them maps a pair onto
     one URL (see :meth:`keeping_apart`). ``retracted``: the nodes whose rules did: they still
     decide the URLs below them, and leave them as they are, so that a rule of an ancestor
-    node does not take those URLs over."""
+    node does not take those URLs over. ``claims_refuted``: a check found a page of the site
+    naming as its ``rel=canonical`` another page; the site's canonical links are no longer
+    duplicate evidence, in any process that adopts the rule set, in this crawl or a later
+    one over the same store."""
 
     site: str
     version: int
@@ -240,6 +243,7 @@ class RuleSet:
     learned_from: int = 0
     apart: tuple[tuple[str, str], ...] = ()
     retracted: frozenset[int] = frozenset()
+    claims_refuted: bool = False
     _decisive: frozenset[int] = field(default=frozenset(), init=False, repr=False)
     _walk: list[tuple[tuple[tuple[str, Token], ...], str | None, dict[Token, int], int | None]] = (
         field(default_factory=list, init=False, repr=False)
@@ -494,6 +498,10 @@ class RuleSet:
             rules[nid] = rule if found is None else replace(rule, checked=found[0], held=found[1])
         return self._with(rules=rules)
 
+    def refuting_claims(self) -> RuleSet:
+        """This rule set, saying that the site's ``rel=canonical`` links proved wrong."""
+        return self if self.claims_refuted else self._with(claims_refuted=True)
+
     def check_counts(self) -> dict[str, tuple[int, int]]:
         """Each checked rule's ``(checked, held)``, by :meth:`signature`."""
         return {
@@ -508,8 +516,10 @@ class RuleSet:
         rules: dict[int, Rule] | None = None,
         apart: tuple[tuple[str, str], ...] | None = None,
         retracted: frozenset[int] | None = None,
+        claims_refuted: bool | None = None,
     ) -> RuleSet:
-        """A copy with other rules, pairs kept apart or retracted nodes."""
+        """A copy with other rules, pairs kept apart, retracted nodes or trust in the
+        site's canonical links."""
         return RuleSet(
             self.site,
             self.version,
@@ -519,6 +529,7 @@ class RuleSet:
             self.learned_from,
             self.apart if apart is None else apart,
             self.retracted if retracted is None else retracted,
+            self.claims_refuted if claims_refuted is None else claims_refuted,
         )
 
     def _settled_url(self, url: str, out: UrlKeys | None, nid: int | None) -> str:
@@ -613,6 +624,7 @@ class RuleSet:
             "rules": [_rule_json(r) for r in self.rules.values()],
             **({"apart": [list(p) for p in self.apart]} if self.apart else {}),
             **({"retracted": sorted(self.retracted)} if self.retracted else {}),
+            **({"claims_refuted": True} if self.claims_refuted else {}),
         }
 
     def dumps(self) -> str:
@@ -642,6 +654,7 @@ class RuleSet:
                 learned_from=whole(data.get("learned_from", 0), "learned_from"),
                 apart=tuple((str(a), str(b)) for a, b in data.get("apart", [])),
                 retracted=frozenset(_index(n) for n in data.get("retracted", [])),
+                claims_refuted=_flag(data.get("claims_refuted", False), "claims_refuted"),
             )
             if len(ruleset.rules) != len(rules):
                 raise RuleSetError("two rules share a source node")
@@ -811,6 +824,12 @@ def _key(data: Any) -> str:
 
 def _index(data: Any) -> int:
     return whole(data, "node index")
+
+
+def _flag(data: Any, name: str) -> bool:
+    if not isinstance(data, bool):
+        raise RuleSetError(f"{name} is not true or false")
+    return data
 
 
 def _node_from(data: dict[str, Any]) -> TreeNode:

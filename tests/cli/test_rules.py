@@ -55,6 +55,16 @@ def test_show_text_and_json(rules_file: Path) -> None:
     assert "duplicate pairs joined" in text and "share of rewrites that join distinct" in text
     rows = json.loads(run_cli("rules", "show", str(rules_file), "--json")[1])
     assert rows and {"source", "target", "operations", "support", "fpr"} <= set(rows[0])
+    assert "rel=canonical" not in text
+
+
+def test_show_says_when_a_sites_canonical_links_proved_wrong(rules_file: Path) -> None:
+    data = json.loads(rules_file.read_text())
+    data[0]["claims_refuted"] = True
+    rules_file.write_text(json.dumps(data))
+    code, text = run_cli("rules", "show", str(rules_file))
+    assert code == 0
+    assert "its rel=canonical links proved wrong, and teach nothing" in text.splitlines()[0]
 
 
 def test_apply_text_and_json(rules_file: Path) -> None:

@@ -20,12 +20,12 @@ HOST = "http://h.example"
 LIST = f"{HOST}/list"
 
 
-def _rules() -> tuple[Any, UrlRules]:
+def _rules(store: MemoryStore | None = None, owner: str = "test") -> tuple[Any, UrlRules]:
     """URL rules learning in a thread, on a host whose pages name other URLs canonical,
     with the first page of a list downloaded and made an item."""
     crawler = templates_crawler(TEMPLATES_PARSE_WORKERS=0)
     rules: UrlRules = runtime(crawler).urls
-    rules.attach(MemoryStore(), "test")
+    rules.attach(MemoryStore() if store is None else store, owner)
     home = _html(f"{HOST}/", "Welcome")
     rules.note_response(f"{HOST}/?from=ad", f"{HOST}/?from=ad", home, (), True)
     entries = [f"Entry {n}: a lamp of brass and glass" for n in range(10)]
@@ -83,3 +83,23 @@ async def test_a_claim_refuted_while_a_learning_runs_makes_it_learn_again() -> N
     await rules.close()
     assert jobs[0] is True
     assert False in jobs
+
+
+async def test_a_refuted_claim_travels_with_the_rules_to_other_processes() -> None:
+    store = MemoryStore()
+    _, first = _rules(store, "first")
+    _refute(first)
+    await first.wait_learning()
+    await first.close()
+    # a process that never saw the check adopts the distrust with the rules it installs
+    _, second = _rules(store, "second")
+    assert not second.guards.host("h.example").checks.claims_refuted
+    await second.sync(["h.example"])
+    ruleset = second.guards.host("h.example").ruleset
+    assert ruleset is not None and ruleset.claims_refuted
+    assert second.guards.host("h.example").checks.claims_refuted
+    jobs = _jobs(second)
+    second.relearn("h.example")
+    await second.wait_learning()
+    await second.close()
+    assert jobs and not any(jobs)

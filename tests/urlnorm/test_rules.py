@@ -427,6 +427,19 @@ def test_json_round_trip_keeps_pairs_apart_retractions_and_checks() -> None:
     assert RuleSet.loads(checked.dumps()).check_counts() == checked.check_counts()
 
 
+def test_a_rule_set_says_whether_its_sites_canonical_links_proved_wrong() -> None:
+    refuted = _MIRROR.refuting_claims()
+    assert refuted.claims_refuted and not _MIRROR.claims_refuted
+    assert refuted.behaves_like(_MIRROR)
+    # kept through its copies and its JSON
+    assert refuted.keeping_apart([("http://a/1", "http://a/2")]).claims_refuted
+    assert RuleSet.loads(refuted.dumps()).claims_refuted
+    assert not RuleSet.loads(_MIRROR.dumps()).claims_refuted
+    assert "claims_refuted" not in _MIRROR.to_json()
+    with pytest.raises(RuleSetError, match="claims_refuted is not true or false"):
+        RuleSet.from_json({**_MIRROR.to_json(), "claims_refuted": "yes"})
+
+
 def _chain_doc(depth: int) -> str:
     """The one-rule document with a chain of wildcard children ``depth`` levels deep."""
     data = _one_rule_doc("path_0", "x")
