@@ -40,7 +40,6 @@ store; ``T`` is the caller's request.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from array import array
 from collections import OrderedDict, deque
@@ -147,12 +146,20 @@ def _digest(value: str | None) -> int | None:
 
 def content_sketch(parts: Iterable[str]) -> bytes:
     """What a page's content is compared by: a 32-bit hash and the length of each of its
-    :data:`SKETCH_PARTS` largest content pagelet texts, packed (a few hundred bytes)."""
+    :data:`SKETCH_PARTS` largest content pagelet texts, white space collapsed, packed (a
+    few hundred bytes).
+
+    Texts are hashed with Python's own string hash, which is seeded per process: sketches
+    are compared in the process that made them, as :class:`RuleChecks` does. A pagelet's
+    text comes with its white space collapsed already: a printable text (its only white
+    space the ASCII space) without two spaces in a row or at its ends is taken as it is."""
     sizes: dict[int, int] = {}
     for part in parts:
-        text = " ".join(part.split())
+        text = part
+        if not text.isprintable() or "  " in text or text[:1] == " " or text[-1:] == " ":
+            text = " ".join(text.split())
         if text:
-            key = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "big")
+            key = hash(text) & 0xFFFFFFFF
             sizes[key] = sizes.get(key, 0) + len(text)
     largest = sorted(sizes.items(), key=lambda kv: kv[1], reverse=True)[:SKETCH_PARTS]
     return array("I", [n for pair in largest for n in pair]).tobytes()

@@ -176,6 +176,10 @@ def test_resemblance_is_the_shared_share_of_the_larger_content() -> None:
     assert shifted < SAME_CONTENT  # a result list sharing most entries is another page
     assert resemblance(content_sketch([]), content_sketch([])) == 1.0
     assert resemblance(content_sketch(["  a  b "]), content_sketch(["a b"])) == 1.0
+    # any white space, the ASCII space's kin included, is one space
+    spaced = content_sketch(["lamp\u00a0of\tbrass\u2009and\u3000glass\n"])
+    assert resemblance(spaced, content_sketch(["lamp of brass and glass"])) == 1.0
+    assert resemblance(spaced, content_sketch(["lamp of brass or glass"])) == 0.0
 
 
 LISTING = "http://a/shop/shoes"
