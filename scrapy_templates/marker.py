@@ -218,7 +218,11 @@ class Marker:
                 counted.append(obs)
         if len(held) > 1:
             self.evidence.site(site).region.refresh()
-        pages = await self.answering(site, [page for page, _, _ in held])
+        pages = [page for page, _, _ in held]
+        counted_ok = [i for i, found in enumerate(counted) if not isinstance(found, Exception)]
+        answering = await self.answering(site, [pages[i] for i in counted_ok])
+        for i, page in zip(counted_ok, answering, strict=True):
+            pages[i] = page
         marked: list[PageMarks | Exception] = []
         for page, (_, fingerprints, _), found in zip(pages, held, counted, strict=True):
             if isinstance(found, Exception):
@@ -243,7 +247,10 @@ class Marker:
         for i, page in enumerate(pages):
             blocks = bool(evidence.anchors.get(page_id(page.url)))
             if page.refetch is not None and not page.answers(main_path, blocks):
-                asks[i] = page.refetch(main_path, blocks)
+                try:
+                    asks[i] = page.refetch(main_path, blocks)
+                except Exception:  # a page that cannot be had again is asked here
+                    continue
         if not asks:
             return pages
         found = await asyncio.gather(*asks.values(), return_exceptions=True)

@@ -319,7 +319,7 @@ class Page:
         elements = self.reload()
         if len(elements) != len(self.pagelets):
             raise Detached(f"{question}: the page parses differently here")
-        self.elements, self.detached, self.reload = elements, False, None
+        self.elements, self.detached, self.reload, self.refetch = elements, False, None, None
 
     def detach(self, main_path: str | None = None, blocks: bool = False) -> Page:
         """A copy without elements, to send to another process: it keeps :meth:`text_below`

@@ -16,8 +16,9 @@ _extract = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
 # The authority of a plain http(s) URL: what ``urlsplit`` would take for its netloc, read
-# without splitting the rest (a URL with a tab, a newline or a bracket in it, or another
-# scheme, goes to ``urlsplit``, which cleans or rejects it)
+# without splitting the rest (a URL with a tab, a newline or a bracket in it, another scheme,
+# or a host that is not ASCII, which ``urlsplit`` rejects when NFKC makes a delimiter of a
+# character, goes to ``urlsplit``, which cleans or rejects it)
 _HTTP_NETLOC = re.compile(r"https?://([^/?#\t\r\n\[\]]*)(?=[/?#]|\Z)")
 
 
@@ -25,7 +26,10 @@ def host_site(url: str) -> str:
     """The URL's host and port, lowercased: pages of one web server share their counters.
     Raises ``ValueError`` as ``urlsplit`` does (a bad IPv6 host)."""
     plain = _HTTP_NETLOC.match(url)
-    netloc = plain.group(1) if plain is not None else urlsplit(url).netloc
+    if plain is not None and plain.group(1).isascii():
+        netloc = plain.group(1)
+    else:
+        netloc = urlsplit(url).netloc
     return netloc.rpartition("@")[2].lower()
 
 

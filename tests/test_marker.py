@@ -245,20 +245,27 @@ async def test_a_held_page_that_cannot_be_had_again_is_asked_here() -> None:
     async def other(main_path: str | None, blocks: bool) -> Page:  # parses differently
         return parse_page("<body><p>Another page</p></body>", "http://press.test/x").detach()
 
+    raised: list[str | None] = []
+
+    def raises(main_path: str | None, blocks: bool) -> Any:
+        raised.append(main_path)
+        raise RuntimeError("no worker to ask")
+
     html = dict(crawl)
     for n, (page, _, _) in enumerate(held):
-        page.refetch = gone if n % 2 else other
-        if n < 2:  # the others have no way to their elements
+        page.refetch = (gone, other, raises)[n % 3]
+        if n < 3:  # the others have no way to their elements
             page.reload = functools.partial(parse_elements, html[page.url])
     marked = await marker.decide_held("demo.test", held)
     here = Marker.from_config(config(), MemoryStore())
     await here.store.open()
     expected = await here.decide_held("demo.test", await _held(here, crawl, False))
     # a page parsed otherwise is not taken; one with a way to its elements parses here
-    assert marked[:2] == expected[:2]
+    assert marked[:3] == expected[:3]
     # one with none fails if it is asked (its item passes unmarked); the others are marked
     assert all(m == e or isinstance(m, Detached) for m, e in zip(marked, expected, strict=True))
-    assert any(isinstance(m, Detached) for m in marked[2:])
+    assert any(isinstance(m, Detached) for m in marked[3:])
+    assert raised  # a page whose way back raised was asked here
 
 
 async def test_pages_still_waiting_when_the_crawl_ends_are_decided() -> None:

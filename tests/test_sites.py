@@ -29,7 +29,7 @@ def _host_or_none(url: str) -> str | None:
 
 @given(
     st.sampled_from(["http://", "https://", "HTTP://", "ftp://", "//", "http:/", "", "https://u@"]),
-    st.text(alphabet="hH:/?#@[]\t\n\r .aZ%-_s0x\u00e9\u00a0", max_size=16),
+    st.text(alphabet="hH:/?#@[]\t\n\r .aZ%-_s0x\u00e9\u00a0\uff0f\u2100\ufe6b", max_size=16),
 )
 @settings(max_examples=2000)
 def test_host_site_reads_the_host_urlsplit_reads(scheme: str, rest: str) -> None:
@@ -42,6 +42,10 @@ def test_host_site_of_urls_urlsplit_cleans_or_rejects() -> None:
     assert host_site("HTTPS://Example.com?q") == "example.com"
     assert host_site("http://[::1]:8080/") == "[::1]:8080"
     assert _host_or_none("http://[::1/") is None
+    # a host NFKC reads with a delimiter in it
+    assert _host_or_none("http://a\uff0fb/") is None
+    assert _host_or_none("http://user\ufe6bevil.com/") is None
+    assert host_site("http://b\u00fccher.example/") == "b\u00fccher.example"
 
 
 def test_domain_site_groups_sister_hosts_offline() -> None:

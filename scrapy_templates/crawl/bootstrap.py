@@ -182,7 +182,7 @@ class Bootstrap:
         crawl, has none)."""
         try:
             engine = self.crawler.engine
-        except RuntimeError:  # Scrapy ≥ 2.14 raises for a crawler that never started
+        except RuntimeError:  # Scrapy raises for the engine of a crawler that never started
             return False
         downloader = getattr(engine, "downloader", None)
         return bool(getattr(downloader, "active", None))
