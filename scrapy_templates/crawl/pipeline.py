@@ -7,6 +7,7 @@ start of a site (:mod:`~scrapy_templates.crawl.bootstrap`).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import time
@@ -29,6 +30,10 @@ from scrapy_templates.worker_process import ParseOptions
 from scrapy_templates.workers import WorkerPool, WorkerStarting, WorkerUnavailable, worker_count
 
 logger = logging.getLogger(__name__)
+
+# The longest an item waits for a parse worker to start (a fresh interpreter loads the parser
+# in a few tenths of a second) before it is parsed in the crawl's thread.
+_START_WAIT = 10.0
 
 # Items whose counters are gathered before they are added to ``crawler.stats`` in one go, and
 # the most seconds they wait (the progress line and the stats stay current on slow crawls).
@@ -210,10 +215,17 @@ class TemplatePipeline:
         the page has anchor text), else here. ``pid``: the page id."""
         if self.workers is not None:
             main_path = self.evidence.main_path(site) if self.marking.main_share > 0 else None
-            blocks = self.evidence.anchors(site).get(pid) is not None
+            blocks = bool(self.evidence.anchors(site).get(pid))
             try:
-                page = await self._parse_there(html, url, main_path, blocks)
-            except WorkerStarting:
+                try:
+                    page = await self._parse_there(html, url, main_path, blocks)
+                except WorkerStarting:
+                    # a new site's first pages wait for its next ones anyway: waiting for the
+                    # worker costs them nothing, parsing them here costs the crawl's thread
+                    # at its busiest
+                    await asyncio.wait_for(self.workers.until_ready(), _START_WAIT)
+                    page = await self._parse_there(html, url, main_path, blocks)
+            except (WorkerStarting, asyncio.TimeoutError):
                 self._count("templates/parse_workers/before_start")
             except WorkerUnavailable as exc:
                 self._inc("templates/parse_workers/fallbacks")

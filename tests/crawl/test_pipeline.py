@@ -14,6 +14,7 @@ import scrapy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import scrapy_templates.crawl.pipeline as pipeline_module
 from scrapy_templates.config import SettingError
 from scrapy_templates.crawl.pipeline import TemplatePipeline
 from scrapy_templates.settings import DEFAULTS
@@ -484,11 +485,29 @@ async def test_a_cold_starts_held_pages_are_parsed_again_by_the_worker_not_here(
     assert there.stats.get_value("templates/parse_workers/reparses") is None
 
 
-async def test_items_that_come_while_the_worker_starts_are_parsed_here() -> None:
+async def test_items_that_come_while_the_worker_starts_wait_for_it() -> None:
     pipeline = make_pipeline(TEMPLATES_PARSE_WORKERS=1)
     await pipeline.open_spider()
     assert pipeline.workers is not None and not pipeline.workers.workers[0].ready
     first = await pipeline.process_item(demo_items()[0])
+    assert pipeline.workers.workers[0].ready
+    later = await pipeline.process_item(demo_items()[1])
+    await close(pipeline)
+    assert first["pagelets"] and later["pagelets"]
+    assert pipeline.stats is not None
+    assert pipeline.stats.get_value("templates/parse_workers/before_start") is None
+    assert pipeline.stats.get_value("templates/parse_workers/pages") == 2
+    assert pipeline.stats.get_value("templates/parse_workers/fallbacks") is None
+
+
+async def test_items_are_parsed_here_when_the_worker_is_slow_to_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(pipeline_module, "_START_WAIT", 0.0)
+    pipeline = make_pipeline(TEMPLATES_PARSE_WORKERS=1)
+    await pipeline.open_spider()
+    first = await pipeline.process_item(demo_items()[0])
+    assert pipeline.workers is not None
     await asyncio.wait_for(pipeline.workers.until_ready(), 30)
     later = await pipeline.process_item(demo_items()[1])
     await close(pipeline)
@@ -496,7 +515,6 @@ async def test_items_that_come_while_the_worker_starts_are_parsed_here() -> None
     assert pipeline.stats is not None
     assert pipeline.stats.get_value("templates/parse_workers/before_start") == 1
     assert pipeline.stats.get_value("templates/parse_workers/pages") == 1
-    assert pipeline.stats.get_value("templates/parse_workers/fallbacks") is None
 
 
 async def test_pages_a_dead_worker_held_are_parsed_here() -> None:
