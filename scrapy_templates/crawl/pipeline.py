@@ -74,6 +74,7 @@ class TemplatePipeline:
             count=self._inc,
         )
         self._main_paths: dict[str, str | None] = {}
+        self._start_waited_out = False  # the workers did not start in _START_WAIT
         self._logged_reasons: set[str] = set()
         self._tally: dict[str, int] = {}
         self._tallied = 0
@@ -216,24 +217,45 @@ class TemplatePipeline:
         if self.workers is not None:
             main_path = self.evidence.main_path(site) if self.marking.main_share > 0 else None
             blocks = bool(self.evidence.anchors(site).get(pid))
+            page: Page | None = None
             try:
-                try:
-                    page = await self._parse_there(html, url, main_path, blocks)
-                except WorkerStarting:
-                    # a new site's first pages wait for its next ones anyway: waiting for the
-                    # worker costs them nothing, parsing them here costs the crawl's thread
-                    # at its busiest
-                    await asyncio.wait_for(self.workers.until_ready(), _START_WAIT)
-                    page = await self._parse_there(html, url, main_path, blocks)
-            except (WorkerStarting, asyncio.TimeoutError):
-                self._count("templates/parse_workers/before_start")
+                page = await self._parse_there(html, url, main_path, blocks)
+            except WorkerStarting:
+                page = await self._after_start(html, url, main_path, blocks)
+                if page is None:
+                    self._count("templates/parse_workers/before_start")
             except WorkerUnavailable as exc:
                 self._inc("templates/parse_workers/fallbacks")
                 logger.debug("scrapy-templates: parsing %s here: %s", url, exc)
-            else:
+            if page is not None:
                 self._count("templates/parse_workers/pages")
                 return page
         return parse_page(html, url, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags)
+
+    async def _after_start(
+        self, html: str | bytes, url: str, main_path: str | None, blocks: bool
+    ) -> Page | None:
+        """The page parsed by a worker once it has started (``None``: it did not start in
+        :data:`_START_WAIT`, nor ever will for this crawl, or failed): a new site's first
+        pages wait for its next ones anyway, so waiting for the worker costs them nothing,
+        and parsing them here costs the crawl's thread at its busiest."""
+        assert self.workers is not None
+        if self._start_waited_out:
+            return None
+        try:
+            await asyncio.wait_for(self.workers.until_ready(), _START_WAIT)
+            return await self._parse_there(html, url, main_path, blocks)
+        except asyncio.TimeoutError:
+            if not self._start_waited_out:
+                self._start_waited_out = True
+                logger.warning(
+                    "scrapy-templates: the parse worker did not start in %gs; pages are "
+                    "parsed in the crawl's thread until it does",
+                    _START_WAIT,
+                )
+            return None
+        except WorkerUnavailable:
+            return None
 
     async def _parse_there(
         self, html: str | bytes, url: str, main_path: str | None, blocks: bool

@@ -105,7 +105,7 @@ class UrlRules:
             else None
         )
         self._jobs: dict[str, asyncio.Lock] = {}
-        self._learning: dict[str, asyncio.Task[None]] = {}
+        self._learning: dict[str, asyncio.Task[bool]] = {}
         self._waiting: dict[str, asyncio.Future[None]] = {}
         # hosts with a check waiting for a content
         self._checking: set[str] = set()
@@ -123,7 +123,8 @@ class UrlRules:
         path = config.url_rules_file
         if path and self.enabled:
             for ruleset in load_rules_file(path):
-                self.guards.install(ruleset, source=str(path))
+                if self.guards.install(ruleset, source=str(path)) and ruleset.claims_refuted:
+                    self._distrust_claims(ruleset.site, f"its rules from {path} say so")
         if self.enabled:
             crawler.signals.connect(self.idle, signal=signals.spider_idle)
 
@@ -359,7 +360,27 @@ class UrlRules:
         self.sampling.learning(site)
         task = asyncio.ensure_future(self._learn(site))
         self._learning[site] = task
-        task.add_done_callback(lambda _: self._learning.pop(site, None))
+        refuted = self.guards.host(site).checks.claims_refuted
+        task.add_done_callback(functools.partial(self._learned, site, refuted))
+
+    def _learned(self, site: str, refuted: bool, task: asyncio.Task[bool]) -> None:
+        """A learning task of ``site`` ended (``refuted``: whether a claim of the site was
+        refuted when it started): when a claim was refuted while it learned here, and what
+        it published does not say so, learn once more, so that the store says so (once: a
+        host's claims are refuted once)."""
+        self._learning.pop(site, None)
+        if not refuted and not task.cancelled() and task.exception() is None and task.result():
+            self._publish_refutation(site)
+
+    def _publish_refutation(self, site: str) -> None:
+        """Learn ``site`` again when this process knows its canonical claims refuted and the
+        rules in force (published by it before the refutation, or by a process that never
+        saw it) do not say so: other processes and later crawls learn it from the store."""
+        host = self.guards.host(site)
+        if host.checks.claims_refuted and not (
+            host.ruleset is not None and host.ruleset.claims_refuted
+        ):
+            self.relearn(site)
 
     def stale(self) -> list[str]:
         """Hosts whose sample grew since their rules were last learned."""
@@ -402,6 +423,7 @@ class UrlRules:
                 ruleset.version,
                 ruleset.rule_count,
             )
+            self._publish_refutation(site)
 
     def _job_lock(self, site: str) -> asyncio.Lock:
         """One job at a time per host: each starts from what the previous one installed."""
@@ -463,21 +485,23 @@ class UrlRules:
         if self._learning:
             await asyncio.gather(*self._learning.values(), return_exceptions=True)
 
-    async def _learn(self, site: str) -> None:
+    async def _learn(self, site: str) -> bool:
         """Learn the host's rules under its lock and publish them; without the lock (another
-        process is learning the host, or the store is down), wait for its publication."""
+        process is learning the host, or the store is down), wait for its publication.
+        Whether this process learned them."""
         try:
             took = await self.publisher.learn(site, functools.partial(self._learn_locked, site))
         except Exception:  # learning must never stop the crawl; the old rules stay
             self._inc("templates/urls/learn_errors")
             logger.exception("scrapy-templates: learning URL rules of %s failed", site)
-            return
+            return False
         if not took:
             self._inc("templates/urls/learn_skipped")
             if site not in self._waiting:
                 waiting = asyncio.ensure_future(self._await_publication(site))
                 self._waiting[site] = waiting
                 waiting.add_done_callback(lambda _: self._waiting.pop(site, None))
+        return bool(took)
 
     async def _await_publication(self, site: str) -> None:
         """Poll (one read every ``_POLL`` seconds) for the rule set the lock holder is
@@ -496,6 +520,7 @@ class UrlRules:
                     return
                 if await store.acquire(lock, self._owner, _POLL):
                     await store.release(lock, self._owner)
+                    self._publish_refutation(site)
                     return
         except StoreError as exc:
             logger.warning("scrapy-templates: waiting for URL rules of %s: %s", site, exc)

@@ -7,6 +7,8 @@ import dataclasses
 import logging
 import os
 import re
+import sys
+import time
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from scrapy_templates.config import SettingError
 from scrapy_templates.crawl.pipeline import TemplatePipeline
 from scrapy_templates.settings import DEFAULTS
 from scrapy_templates.store.base import StoreError, StoreUnavailable
+from scrapy_templates.workers import WorkerPool, _Worker
 from tests.crawl.conftest import templates_crawler
 from tests.texts import STORIES
 
@@ -500,21 +503,35 @@ async def test_items_that_come_while_the_worker_starts_wait_for_it() -> None:
     assert pipeline.stats.get_value("templates/parse_workers/fallbacks") is None
 
 
-async def test_items_are_parsed_here_when_the_worker_is_slow_to_start(
-    monkeypatch: pytest.MonkeyPatch,
+async def test_items_are_parsed_here_once_the_worker_failed_to_start_in_time(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(pipeline_module, "_START_WAIT", 0.0)
+    monkeypatch.setattr(pipeline_module, "_START_WAIT", 0.3)
+
+    async def never_ready(self: WorkerPool) -> _Worker:  # an interpreter stuck importing
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            "import time; time.sleep(60)",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        return _Worker(process)
+
+    monkeypatch.setattr(WorkerPool, "_spawn", never_ready)
     pipeline = make_pipeline(TEMPLATES_PARSE_WORKERS=1)
     await pipeline.open_spider()
-    first = await pipeline.process_item(demo_items()[0])
-    assert pipeline.workers is not None
-    await asyncio.wait_for(pipeline.workers.until_ready(), 30)
-    later = await pipeline.process_item(demo_items()[1])
+    took = []
+    for item in demo_items()[:3]:
+        started = time.monotonic()
+        assert (await pipeline.process_item(item))["pagelets"]
+        took.append(time.monotonic() - started)
     await close(pipeline)
-    assert first["pagelets"] and later["pagelets"]
+    # the first waited, and then none: the wait is not paid again on every item
+    assert took[0] >= 0.3 and max(took[1:]) < 0.3
     assert pipeline.stats is not None
-    assert pipeline.stats.get_value("templates/parse_workers/before_start") == 1
-    assert pipeline.stats.get_value("templates/parse_workers/pages") == 1
+    assert pipeline.stats.get_value("templates/parse_workers/before_start") == 3
+    assert sum("did not start in 0.3s" in r.message for r in caplog.records) == 1
 
 
 async def test_pages_a_dead_worker_held_are_parsed_here() -> None:

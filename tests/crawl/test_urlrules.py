@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 from scrapy import Request
@@ -13,6 +15,7 @@ from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.store.memory import MemoryStore
 from scrapy_templates.urlnorm.checks import Check
 from scrapy_templates.urlnorm.jobs import UrlJob
+from scrapy_templates.urlnorm.rules import RuleSet
 from tests.crawl.conftest import runtime, templates_crawler
 from tests.crawl.test_middlewares import _html
 
@@ -103,3 +106,73 @@ async def test_a_refuted_claim_travels_with_the_rules_to_other_processes() -> No
     await second.wait_learning()
     await second.close()
     assert jobs and not any(jobs)
+
+
+async def _published(store: MemoryStore, site: str = "h.example") -> RuleSet | None:
+    found = await store.published(site, "rules")
+    return None if found is None else RuleSet.loads(found[1])
+
+
+async def test_a_refutation_reaches_the_store_when_another_process_learned_meanwhile() -> None:
+    store = MemoryStore()
+    assert await store.acquire("urls:h.example", "second", 30)  # the other one is learning
+    _, first = _rules(store, "first")
+    _refute(first)
+    await asyncio.sleep(0.1)
+    # the other process never saw the check: it learns from the claims and publishes
+    _, second = _rules(store, "second")
+    await store.release("urls:h.example", "second")
+    second.relearn("h.example")
+    await second.wait_learning()
+    await second.close()
+    published = await _published(store)
+    assert published is not None and not published.claims_refuted
+    # the first adopts that publication, and learns again to say what it knows
+    for _ in range(50):
+        published = await _published(store)
+        if published is not None and published.claims_refuted:
+            break
+        await asyncio.sleep(0.1)
+    await first.wait_learning()
+    await first.close()
+    assert published is not None and published.claims_refuted
+
+
+async def test_a_refutation_while_rules_are_published_is_published_next() -> None:
+    store = MemoryStore()
+    _, rules = _rules(store)
+    publish = store.publish
+
+    async def slow_publish(*args: Any) -> Any:
+        if not rules.guards.host("h.example").checks.claims_refuted:
+            _refute(rules)  # a check ends while the rules travel to the store
+        await asyncio.sleep(0.05)
+        return await publish(*args)
+
+    store.publish = slow_publish  # type: ignore[method-assign]
+    await rules.flush(force=True)
+    rules.relearn("h.example")
+    for _ in range(50):
+        await rules.wait_learning()
+        published = await _published(store)
+        if published is not None and published.claims_refuted:
+            break
+        await asyncio.sleep(0.05)
+    await rules.close()
+    assert published is not None and published.claims_refuted
+
+
+async def test_rules_from_a_file_that_say_claims_were_refuted_are_believed(
+    tmp_path: Path,
+) -> None:
+    store = MemoryStore()
+    _, rules = _rules(store)
+    _refute(rules)
+    await rules.wait_learning()
+    await rules.close()
+    published = await _published(store)
+    assert published is not None and published.claims_refuted
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps([published.to_json()]))
+    crawler = templates_crawler(TEMPLATES_PARSE_WORKERS=0, TEMPLATES_URL_RULES_FILE=str(path))
+    assert runtime(crawler).urls.guards.host("h.example").checks.claims_refuted
