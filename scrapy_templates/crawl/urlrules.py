@@ -482,7 +482,7 @@ class UrlRules:
         processes' publications."""
         for waiting in list(self._waiting.values()):
             waiting.cancel()
-        if self._learning:
+        while self._learning:  # a task that ends may start one more (see _learned)
             await asyncio.gather(*self._learning.values(), return_exceptions=True)
 
     async def _learn(self, site: str) -> bool:
