@@ -107,6 +107,7 @@ class UrlRules:
         self._jobs: dict[str, asyncio.Lock] = {}
         self._learning: dict[str, asyncio.Task[bool]] = {}
         self._waiting: dict[str, asyncio.Future[None]] = {}
+        self._closed = False
         # hosts with a check waiting for a content
         self._checking: set[str] = set()
         self.forms = FormHolds(self, self._inc)
@@ -355,7 +356,7 @@ class UrlRules:
 
     def relearn(self, site: str) -> None:
         """Start learning the host's rules in the background, unless that is under way."""
-        if self._store is None or site in self._learning or not self.enabled:
+        if self._store is None or site in self._learning or not self.enabled or self._closed:
             return
         self.sampling.learning(site)
         task = asyncio.ensure_future(self._learn(site))
@@ -471,19 +472,23 @@ class UrlRules:
         return keyed, mark
 
     async def close(self) -> None:
-        """Stop the URL-rule worker (after :meth:`wait_learning`)."""
+        """Stop the URL-rule worker (after :meth:`wait_learning`); nothing is learned after."""
+        self._closed = True
         if self.pool is not None:
             await self.pool.close()
             if self.pool.lost:
                 self._inc("templates/urls/workers_lost", self.pool.lost)
 
     async def wait_learning(self) -> None:
-        """Wait for learning that is under way (at spider close); stop waiting for other
-        processes' publications."""
-        for waiting in list(self._waiting.values()):
-            waiting.cancel()
-        while self._learning:  # a task that ends may start one more (see _learned)
-            await asyncio.gather(*self._learning.values(), return_exceptions=True)
+        """Wait for learning that is under way (at spider close), and for the learning it
+        starts (one more, to publish a refutation: see :meth:`_learned`); stop waiting for
+        other processes' publications, those a learning starts meanwhile included."""
+        while self._learning or self._waiting:
+            for waiting in list(self._waiting.values()):
+                waiting.cancel()
+            await asyncio.gather(
+                *self._learning.values(), *self._waiting.values(), return_exceptions=True
+            )
 
     async def _learn(self, site: str) -> bool:
         """Learn the host's rules under its lock and publish them; without the lock (another

@@ -152,14 +152,36 @@ async def test_a_refutation_while_rules_are_published_is_published_next() -> Non
     store.publish = slow_publish  # type: ignore[method-assign]
     await rules.flush(force=True)
     rules.relearn("h.example")
-    for _ in range(50):
-        await rules.wait_learning()
-        published = await _published(store)
-        if published is not None and published.claims_refuted:
-            break
-        await asyncio.sleep(0.05)
+    await rules.wait_learning()  # the learning that publishes the refutation included
+    assert not rules._learning
     await rules.close()
+    published = await _published(store)
     assert published is not None and published.claims_refuted
+
+
+async def test_nothing_is_learned_or_published_after_close() -> None:
+    # the other process holds the lock at close: this one, knowing the claims refuted,
+    # waits for its publication; closing stops that wait, and no learning follows
+    store = MemoryStore()
+    assert await store.acquire("urls:h.example", "second", 30)
+    _, first = _rules(store, "first")
+    publish = store.publish
+    after_close: list[int] = []
+
+    async def watched(*args: Any) -> Any:
+        if first._closed:
+            after_close.append(args[2])
+        return await publish(*args)
+
+    store.publish = watched  # type: ignore[method-assign]
+    _refute(first)
+    await first.wait_learning()
+    await first.close()
+    assert not first._learning and not first._waiting
+    await store.release("urls:h.example", "second")
+    await asyncio.sleep(0.5)
+    first.relearn("h.example")
+    assert not first._learning and after_close == []
 
 
 async def test_rules_from_a_file_that_say_claims_were_refuted_are_believed(
