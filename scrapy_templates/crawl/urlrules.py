@@ -303,8 +303,12 @@ class UrlRules:
             task.add_done_callback(_log_failure)
 
     def _distrust_claims(self, site: str, why: str) -> None:
-        """Take the ``rel=canonical`` links of ``site`` no longer as duplicate evidence."""
-        self.guards.host(site).checks.claims_refuted = True
+        """Take the ``rel=canonical`` links of ``site`` no longer as duplicate evidence (once:
+        a host's claims are refuted for good)."""
+        checks = self.guards.host(site).checks
+        if checks.claims_refuted:
+            return
+        checks.claims_refuted = True
         logger.info(
             "scrapy-templates: %s: %s; its rel=canonical links are no longer evidence for its "
             "URL rules",
@@ -410,11 +414,7 @@ class UrlRules:
             # the keyring's rule set keeps apart the pages known distinct here
             ruleset = keyed.ruleset or ruleset
             installed = self.guards.install(ruleset, source=source, keyed=(keyed, mark))
-        if (
-            installed
-            and ruleset.claims_refuted
-            and not self.guards.host(site).checks.claims_refuted
-        ):
+        if installed and ruleset.claims_refuted:
             self._distrust_claims(site, f"its rules v{ruleset.version} say a check refuted them")
         self.sampling.touch(site)
         if installed and source == "store":
