@@ -324,6 +324,7 @@ class TemplatesConfig:
     url_rules: bool
     url_spider_middleware_priority: int
     url_downloader_middleware_priority: int
+    url_drop_repeats: bool
     url_rules_file: str | None
     url_sample_size: int
     url_min_samples: int

@@ -217,7 +217,10 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
                 priority=request.priority - verdict.defer, meta={**request.meta, DEFERRED: True}
             )
         if verdict.action == DROP:
-            _count_drop(self.stats, self.rules, request, verdict)
+            if verdict.seen:  # as the dupefilter would, silently
+                self._inc("templates/urls/repeats")
+            else:
+                _count_drop(self.stats, self.rules, request, verdict)
             return None
         self._inc("templates/urls/rewritten")
         return _rewritten(request, verdict)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
+from scrapy.settings import BaseSettings
+from scrapy.utils.misc import load_object
 
 from scrapy_templates.sites import host_site
 from scrapy_templates.urlnorm.checks import Check, RuleChecks
@@ -35,6 +37,8 @@ DEFERRED = "templates_deferred"
 RESENT = "templates_resent"
 # on the request for the URL the spider asked for, when the URL a rule rewrote it to failed
 FALLBACK = "templates_fallback"
+# Scrapy's meta key for a request fingerprinted by its URL as it is, fragment and all
+VERBATIM = "verbatim_url"
 # the verdict on a request the rules do not judge (see UrlGuards.decide)
 NOT_JUDGED = Verdict(KEEP, "")
 # what a request the rules make from another (a check, a fallback to the URL the spider
@@ -64,7 +68,10 @@ class UrlGuards:
     """Per-host guards of one crawler. ``enabled`` false: every request is kept as it is (the
     bookkeeping of downloads still runs, for the stats); ``defer``: the deferral of a
     duplicate-prone form with no rule yet (priority step, duplicate rate); ``checks``: the
-    first requests of each rule, and the share of the later ones, to check."""
+    first requests of each rule, and the share of the later ones, to check;
+    ``drop_repeats``: drop a request the dupefilter would drop for a repeat of a URL
+    requested before, when the crawl's dupefilter is Scrapy's own
+    (:func:`scrapy_dupefilter`)."""
 
     def __init__(
         self,
@@ -73,10 +80,12 @@ class UrlGuards:
         enabled: bool,
         defer: tuple[int, float],
         checks: tuple[int, float] = (0, 0.0),
+        drop_repeats: bool = False,
     ) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
         self.enabled = enabled
+        self.drop_repeats = drop_repeats and enabled and scrapy_dupefilter(crawler.settings)
         self.defer = defer
         self.checks = checks
         self._hosts: dict[str, HostGuard[Request]] = {}
@@ -126,6 +135,7 @@ class UrlGuards:
             queued=queued,
             defer=self.defer if defer else None,
             filtered=not request.dont_filter,
+            seen=self.drop_repeats and not request.meta.get(VERBATIM),
         )
         if verdict.action != KEEP:
             self.send_checks(host)
@@ -139,7 +149,8 @@ class UrlGuards:
             return
         host = self.guard(request.url)
         if host is not None:
-            host.note_requested(request.url)
+            seen = self.drop_repeats and not request.dont_filter and not request.meta.get(VERBATIM)
+            host.note_requested(request.url, seen=seen)
 
     def dropped(self, request: Request) -> None:
         """The scheduler's dupefilter dropped ``request``: see
@@ -317,6 +328,26 @@ class UrlGuards:
     def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None:
             self.stats.inc_value(key, count)
+
+
+def scrapy_dupefilter(settings: BaseSettings) -> bool:
+    """Whether the crawl's scheduler drops a repeated request as Scrapy's own: its own
+    scheduler, dupefilter and request fingerprinter, by which a GET without a body is known by
+    its URL, fragment aside (``verbatim_url`` aside); and with ``DUPEFILTER_DEBUG`` off (a
+    crawl that logs every repeat dropped wants them all to reach the dupefilter)."""
+    from scrapy.core.scheduler import Scheduler
+    from scrapy.dupefilters import RFPDupeFilter
+    from scrapy.utils.request import RequestFingerprinter
+
+    try:
+        return (
+            load_object(settings["SCHEDULER"]) is Scheduler
+            and load_object(settings["DUPEFILTER_CLASS"]) is RFPDupeFilter
+            and load_object(settings["REQUEST_FINGERPRINTER_CLASS"]) is RequestFingerprinter
+            and not settings.getbool("DUPEFILTER_DEBUG")
+        )
+    except (ImportError, AttributeError, NameError, TypeError, ValueError):
+        return False  # the crawl itself reports a class it cannot load
 
 
 def _plain_get(request: Request) -> bool:

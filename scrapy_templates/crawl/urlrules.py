@@ -87,6 +87,7 @@ class UrlRules:
             enabled=self.enabled,
             defer=(config.url_defer_priority, config.url_defer_rate),
             checks=(config.url_check_first, config.url_check_share),
+            drop_repeats=config.url_drop_repeats,
         )
         self.sampling = UrlSampling(
             cap=config.url_sample_size,

@@ -40,13 +40,15 @@ class Verdict:
     ``rewrite`` it to ``url``, or ``drop`` it as a duplicate of the page at ``url``. A drop
     says whether that page was ``fetched`` already (else it is requested and on its way) and
     whether the dropped URL is a ``repeat``: a URL this guard had turned away before, which
-    Scrapy's dupefilter would have dropped anyway."""
+    Scrapy's dupefilter would have dropped anyway; ``seen``: a URL requested before, which
+    no rule turned away (:meth:`HostGuard.note_requested`)."""
 
     action: str
     url: str
     defer: int = 0
     fetched: bool = False
     repeat: bool = False
+    seen: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,8 @@ class HostGuard(Generic[T]):
     # a URL requested and not turned away is pending (or done) and needs no second request
     requested: set[int] = field(default_factory=set)
     withdrawn: set[int] = field(default_factory=set)
+    # the URLs, fragment aside, whose requests the dupefilter recorded (note_requested)
+    seen: set[int] = field(default_factory=set)
     # the keys of the URLs rewritten or dropped so far, as the spider asked for them, and of
     # those sent again or checked past the dupefilter (which so never recorded them)
     turned: set[int] = field(default_factory=set)
@@ -132,12 +136,17 @@ class HostGuard(Generic[T]):
             return False
         return key not in self.failed or key in self.retrying
 
-    def note_requested(self, url: str) -> None:
+    def note_requested(self, url: str, *, seen: bool = False) -> None:
         """A request for ``url`` was sent towards the scheduler: when it is a failed page's
         try (:meth:`_tried_here`, :meth:`note_failed`), the page is tried again under
-        ``url`` and its other URLs wait for this one."""
+        ``url`` and its other URLs wait for this one. ``seen``: the scheduler's dupefilter
+        records it, and would drop any later request for ``url`` but for its fragment (the
+        request's fingerprint is its URL's, fragment aside), so :meth:`decide` drops those
+        at once."""
         key = url_key(url)
         self.requested.add(key)
+        if seen:
+            self.seen.add(url_key(_defragmented(url)) if "#" in url else key)
         page = self.tries.pop(key, None) if self.tries else None
         if page is not None and page in self.failed:
             self.retrying[page] = key
@@ -249,6 +258,7 @@ class HostGuard(Generic[T]):
         queued: bool,
         defer: tuple[int, float] | None = None,
         filtered: bool = True,
+        seen: bool = False,
     ) -> Verdict:
         """The verdict on a request for ``url`` (``token``: the request, remembered when
         rewritten or dropped). ``queued``: the request was enqueued already (a downloader
@@ -264,7 +274,20 @@ class HostGuard(Generic[T]):
         A rewritten URL whose page was downloaded, or requested and not turned away since,
         is dropped: its request would fetch the same page again. One whose page's request
         failed (:meth:`note_failed`), and was not downloaded since, is kept as it is. A
-        request turned away may be chosen for a check (:meth:`take_checks`)."""
+        request turned away may be chosen for a check (:meth:`take_checks`).
+
+        ``seen``: the request's fingerprint is its URL's, fragment aside (see
+        :meth:`note_requested`); such a URL whose request the dupefilter recorded is
+        dropped as ``seen`` before anything else: the dupefilter would drop it, and its
+        page is on its way under that URL itself."""
+        if (
+            seen
+            and self.seen
+            and filtered
+            and not queued
+            and url_key(_defragmented(url) if "#" in url else url) in self.seen
+        ):
+            return Verdict(DROP, url, seen=True)
         ruleset = self.ruleset
         defer_by, defer_rate = defer if defer is not None else (0, 0.0)
         if ruleset is None or not (self.has_rules or defer_by > 0):
@@ -525,3 +548,8 @@ class HostGuard(Generic[T]):
         self.withdrawn.discard(key)
         self.resent.add(key)
         again.append(Resend(token, now))
+
+
+def _defragmented(url: str) -> str:
+    """``url`` without its fragment, which the dupefilter's request fingerprint ignores."""
+    return url.partition("#")[0]

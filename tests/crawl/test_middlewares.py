@@ -683,10 +683,11 @@ async def test_a_check_page_the_spider_makes_no_item_of_is_judged_by_where_it_le
         for result in results:
             yield result
 
-    # the same links as pages met before, and one link off the host: held
+    # the same links as pages met before, and one link off the host: held (the link to the
+    # page queued goes no further, as the dupefilter would drop it, and is met all the same)
     sorted_view = _open_check(rules, f"{host}/list?sort=price", f"{host}/list")
     assert list(mw.process_spider_output(sorted_view, iter([*met, elsewhere]))) == [
-        *met,
+        *met[:3],
         elsewhere,
     ]
     assert crawler.stats.get_value("templates/urls/checks/held") == 1
@@ -694,7 +695,7 @@ async def test_a_check_page_the_spider_makes_no_item_of_is_judged_by_where_it_le
     page_seven = _open_check(rules, f"{host}/list?page=7", f"{host}/list")
     new = Request(f"{host}/p/9")
     got = [o async for o in mw.process_spider_output_async(page_seven, output(*met, new))]
-    assert got == [*met, new]
+    assert got == [*met[:3], new]
     assert crawler.stats.get_value("templates/urls/checks/failed") == 1
     # an item: the content decides later; no request at all: nothing to tell
     with_item = _open_check(rules, f"{host}/list?view=grid", f"{host}/list")

@@ -85,6 +85,39 @@ def test_url_rules_off_is_plain_scrapy(tmp_path_factory: pytest.TempPathFactory)
     assert len(_pages(off)) - len(set(_pages(off))) > 100
 
 
+def test_repeated_links_dropped_early_change_no_download(
+    tmp_path_factory: pytest.TempPathFactory, crawls: tuple[CrawlResult, CrawlResult]
+) -> None:
+    """With no rule learned, the URL guards drop only repeats of URLs scheduled before, each
+    one a request the dupefilter would have dropped: the crawl downloads what plain Scrapy
+    downloads, and every repeat is counted by one of the two."""
+    from demo.site import DemoSite
+
+    plain = crawls[0]
+    with DemoSite() as site:
+        early = run_crawl(
+            tmp_path_factory.mktemp("repeats"),
+            start=site.url,
+            CONCURRENT_REQUESTS=1,
+            TEMPLATES_URL_MIN_SAMPLES=10_000,
+        )
+
+    def paths(result: CrawlResult) -> list[str]:
+        return sorted(
+            urlsplit(i["url"])._replace(scheme="", netloc="").geturl() for i in result.items
+        )
+
+    assert paths(early) == paths(plain)
+    stats = early.stats
+    assert stats["downloader/request_count"] == plain.stats["downloader/request_count"]
+    assert stats["templates/urls/repeats"] > 100
+    assert (
+        stats["templates/urls/repeats"] + stats.get("dupefilter/filtered", 0)
+        == plain.stats["dupefilter/filtered"]
+    )
+    assert "templates/urls/dropped" not in stats
+
+
 def test_url_rules_work_with_the_template_pipeline_disabled(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:

@@ -109,3 +109,54 @@ def test_a_dont_filter_request_the_rules_sent_themselves_is_judged_like_any_othe
         request = Request(SID_URL, dont_filter=True, meta=meta)
         assert guards.decide(request, queued=True).action == DROP
     assert guards.decide(Request(SID_URL, dont_filter=True), queued=True).action == KEEP
+
+
+def test_repeats_are_dropped_early_only_where_scrapys_dupefilter_would_drop_them() -> None:
+    from scrapy.dupefilters import RFPDupeFilter
+    from scrapy.settings import Settings
+
+    from scrapy_templates.crawl.urlguards import scrapy_dupefilter
+
+    class OwnDupeFilter(RFPDupeFilter):
+        pass
+
+    assert scrapy_dupefilter(Settings())
+    assert scrapy_dupefilter(Settings({"DUPEFILTER_CLASS": RFPDupeFilter}))
+    for changed in (
+        {"DUPEFILTER_CLASS": OwnDupeFilter},
+        {"DUPEFILTER_CLASS": "scrapy.dupefilters.BaseDupeFilter"},
+        {"DUPEFILTER_DEBUG": True},
+        {"REQUEST_FINGERPRINTER_CLASS": "tests.crawl.test_urlguards.Fingerprinter"},
+        {"SCHEDULER": "tests.crawl.test_urlguards.Scheduler"},
+        {"SCHEDULER": "no.such.module.Scheduler"},
+    ):
+        assert not scrapy_dupefilter(Settings(changed)), changed
+
+
+class Fingerprinter:
+    """A request fingerprinter of the crawl's own."""
+
+
+class Scheduler:
+    """A scheduler of the crawl's own."""
+
+
+def test_only_requests_the_dupefilter_records_make_their_repeats_dropped() -> None:
+    crawler = templates_crawler()
+    guards = runtime(crawler).urls.guards
+    assert guards.drop_repeats
+    plain, start, verbatim = (f"http://{SITE}/{name}" for name in ("plain", "start", "verbatim"))
+    guards.scheduled(Request(plain))
+    guards.scheduled(Request(start, dont_filter=True))
+    guards.scheduled(Request(verbatim, meta={"verbatim_url": True}))
+    verdict = guards.decide(Request(f"{plain}#part"), queued=False)
+    assert (verdict.action, verdict.seen) == (DROP, True)
+    assert guards.decide(Request(start), queued=False).action == KEEP
+    assert guards.decide(Request(verbatim), queued=False).action == KEEP
+    # fingerprinted by its URL as it is, a request is no repeat of another's fragment
+    assert guards.decide(Request(plain, meta={"verbatim_url": True}), queued=False).action == KEEP
+    debug = runtime(templates_crawler(DUPEFILTER_DEBUG=True)).urls.guards
+    assert not debug.drop_repeats
+    off = runtime(templates_crawler(TEMPLATES_URL_DROP_REPEATS=False)).urls.guards
+    off.scheduled(Request(plain))
+    assert off.decide(Request(plain), queued=False).action == KEEP

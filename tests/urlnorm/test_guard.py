@@ -447,3 +447,39 @@ def test_a_failed_page_is_never_left_waiting_on_a_try_that_never_goes() -> None:
     guard.install(RuleSet(site=SITE, version=9, nodes={}, rules={}), resend=False)
     guard.note_failed(last, resend=False)  # its key moved with the rules
     assert guard.retrying == {}
+
+
+def test_a_url_the_dupefilter_recorded_is_dropped_as_seen_fragment_aside() -> None:
+    guard: HostGuard[str] = HostGuard()
+    page, other = "http://a.example/guide/intro.html", "http://a.example/guide/setup.html"
+    guard.note_requested(page, seen=True)
+    guard.note_requested(f"{other}#install", seen=True)
+    for url in (page, f"{page}#usage", other, f"{other}#install"):
+        verdict = guard.decide(url, "r", queued=False, seen=True)
+        assert (verdict.action, verdict.url, verdict.seen) == (DROP, url, True)
+    assert guard.decide(f"{page}?v=2", "r", queued=False, seen=True).action == KEEP
+    # with dont_filter, or fingerprinted otherwise (seen false), the dupefilter lets it go
+    assert guard.decide(page, "r", queued=False, filtered=False, seen=True).action == KEEP
+    assert guard.decide(page, "r", queued=False).action == KEEP
+    # a queued request is past the dupefilter already
+    assert guard.decide(page, "r", queued=True, seen=True).action == KEEP
+
+
+def test_a_url_requested_past_the_dupefilter_is_not_dropped_as_seen() -> None:
+    """A request with ``dont_filter`` (a start URL) leaves no trace in the dupefilter: a later
+    link to its URL goes to the scheduler, which lets it through."""
+    guard: HostGuard[str] = HostGuard()
+    guard.note_requested(SID_URL)
+    assert guard.decide(SID_URL, "r", queued=False, seen=True).action == KEEP
+    assert guard.is_pending(url_key(SID_URL))
+
+
+def test_a_repeat_seen_is_dropped_before_any_rule_judges_it() -> None:
+    """A repeat of a URL scheduled as it is: no rule turned it away, so it is neither
+    remembered nor a candidate for a check."""
+    guard = _guard()
+    canonical = guard.canonical(SID_URL)
+    guard.note_requested(canonical, seen=True)
+    verdict = guard.decide(canonical, "r", queued=False, seen=True)
+    assert (verdict.action, verdict.seen, verdict.repeat) == (DROP, True, False)
+    assert not guard.decided
