@@ -462,7 +462,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_URL_DROP_REPEATS",
         True,
         FLAG,
-        "Drop a request for a URL already sent to the scheduler before it gets there, as Scrapy's dupefilter would drop it after every other spider middleware, the request_scheduled signal and the request fingerprint: most of a site's links are repeats, and the add-on knows them anyway. Only with Scrapy's own scheduler, dupefilter and request fingerprinter, DUPEFILTER_DEBUG off, and for a GET without a body or dont_filter whose URL, fragment aside, was requested so before; counted in templates/urls/repeats, not in dupefilter/filtered, and with no request_dropped signal (as a spider middleware's drop).",
+        "Drop a request for a URL the scheduler's dupefilter has recorded (fragment aside) before it gets there, as the dupefilter would drop it after every later spider middleware, the request_scheduled signal and the request fingerprint: most of a site's links are repeats. Only with Scrapy's own scheduler, dupefilter and request fingerprinter and DUPEFILTER_DEBUG off, and for a GET without a body, dont_filter or verbatim_url; counted in templates/urls/repeats, not in dupefilter/filtered, and with no request_dropped signal (as a spider middleware's drop).",
     ),
     Setting(
         "TEMPLATES_URL_RULES_FILE",

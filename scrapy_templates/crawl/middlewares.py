@@ -13,6 +13,11 @@ Rules judge plain GETs only (a POST, or a request with ``dont_filter``, passes a
 logged at DEBUG on this module's logger (``Dropped ‹url›: the page of ‹canonical›``), so that a
 crawl's turned-away URLs can be listed and checked.
 
+The spider middleware also drops a request for a URL the scheduler's dupefilter has recorded
+(fragment aside), which it would drop after the later middlewares and the ``request_scheduled``
+signal: ``templates/urls/repeats``, with Scrapy's own dupefilter only (see
+:meth:`~scrapy_templates.crawl.urlguards.UrlGuards.watch_dupefilter`).
+
 Stats: ``templates/urls/rewritten`` (requests rewritten before enqueue),
 ``templates/urls/rescheduled`` (rewritten in the downloader), ``templates/urls/dropped``
 (all drops), split into ``…/dropped/fetched`` (the page was downloaded already),
@@ -34,6 +39,7 @@ only successful downloads count as downloaded pages.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
@@ -208,6 +214,8 @@ class UrlRulesSpiderMiddleware(BaseSpiderMiddleware):
             request.meta["depth"] = depth  # as DepthMiddleware will: kept if it is sent again
         verdict = self.rules.guards.decide(request, queued=False)
         if response is not None and (output := self._output(response)) is not None:
+            if verdict.seen:  # a repeat counts for the page the rules take it for
+                verdict = dataclasses.replace(verdict, url=self.rules.guards.canonical(request.url))
             self._count(output, response, request.url, verdict)
         if verdict.action == KEEP:
             if not verdict.defer:

@@ -15,8 +15,6 @@ from pathlib import Path
 
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
-from scrapy.settings import BaseSettings
-from scrapy.utils.misc import load_object
 
 from scrapy_templates.sites import host_site
 from scrapy_templates.urlnorm.checks import Check, RuleChecks
@@ -69,9 +67,8 @@ class UrlGuards:
     bookkeeping of downloads still runs, for the stats); ``defer``: the deferral of a
     duplicate-prone form with no rule yet (priority step, duplicate rate); ``checks``: the
     first requests of each rule, and the share of the later ones, to check;
-    ``drop_repeats``: drop a request the dupefilter would drop for a repeat of a URL
-    requested before, when the crawl's dupefilter is Scrapy's own
-    (:func:`scrapy_dupefilter`)."""
+    ``drop_repeats``: drop a request the dupefilter would drop for a repeat of a URL it
+    recorded, when the crawl's dupefilter is Scrapy's own (:meth:`watch_dupefilter`)."""
 
     def __init__(
         self,
@@ -85,7 +82,9 @@ class UrlGuards:
         self.crawler = crawler
         self.stats = crawler.stats
         self.enabled = enabled
-        self.drop_repeats = drop_repeats and enabled and scrapy_dupefilter(crawler.settings)
+        # asked for; in force once the spider opens on Scrapy's own dupefilter (watch_dupefilter)
+        self._repeats_asked = drop_repeats and enabled
+        self.drop_repeats = False
         self.defer = defer
         self.checks = checks
         self._hosts: dict[str, HostGuard[Request]] = {}
@@ -101,6 +100,8 @@ class UrlGuards:
         if enabled:
             crawler.signals.connect(self.scheduled, signal=signals.request_scheduled)
             crawler.signals.connect(self.dropped, signal=signals.request_dropped)
+        if self._repeats_asked:
+            crawler.signals.connect(self.watch_dupefilter, signal=signals.spider_opened)
 
     def host(self, site: str) -> HostGuard[Request]:
         """The guard of ``site``, created on first use."""
@@ -149,8 +150,40 @@ class UrlGuards:
             return
         host = self.guard(request.url)
         if host is not None:
-            seen = self.drop_repeats and not request.dont_filter and not request.meta.get(VERBATIM)
-            host.note_requested(request.url, seen=seen)
+            host.note_requested(request.url)
+
+    def watch_dupefilter(self, spider: object = None) -> None:
+        """The spider opened: when its scheduler is Scrapy's own, with Scrapy's own dupefilter
+        and request fingerprinter and ``DUPEFILTER_DEBUG`` off (:func:`scrapy_dupefilter`,
+        on the objects the crawl really uses), every request the dupefilter records from now
+        on is noted, and a later request for its URL is dropped before the scheduler
+        (``drop_repeats``). What the dupefilter records has passed every ``request_scheduled``
+        handler: a request one of them vetoed (``OffsiteMiddleware``) leaves no trace, and a
+        later request for its URL goes on to the scheduler, as without the add-on."""
+        if not self._repeats_asked or self.drop_repeats:
+            return
+        df = getattr(_scheduler(self.crawler), "df", None)
+        if df is None or not scrapy_dupefilter(_scheduler(self.crawler), df):
+            logger.info("scrapy-templates: repeated links go to the crawl's own dupefilter")
+            return
+        record = df.request_seen
+
+        def request_seen(request: Request) -> bool:
+            known: bool = record(request)
+            if not known:
+                self._recorded(request)
+            return known
+
+        df.request_seen = request_seen
+        self.drop_repeats = True
+
+    def _recorded(self, request: Request) -> None:
+        """The dupefilter recorded ``request``: a later GET for its URL, fragment aside, is
+        one it would drop, when this one is a GET without a body fingerprinted by its URL."""
+        if _plain_get(request) and not request.meta.get(VERBATIM):
+            host = self.guard(request.url)
+            if host is not None:
+                host.note_seen(request.url)
 
     def dropped(self, request: Request) -> None:
         """The scheduler's dupefilter dropped ``request``: see
@@ -330,24 +363,33 @@ class UrlGuards:
             self.stats.inc_value(key, count)
 
 
-def scrapy_dupefilter(settings: BaseSettings) -> bool:
-    """Whether the crawl's scheduler drops a repeated request as Scrapy's own: its own
-    scheduler, dupefilter and request fingerprinter, by which a GET without a body is known by
-    its URL, fragment aside (``verbatim_url`` aside); and with ``DUPEFILTER_DEBUG`` off (a
-    crawl that logs every repeat dropped wants them all to reach the dupefilter)."""
+def scrapy_dupefilter(scheduler: object, dupefilter: object) -> bool:
+    """Whether the crawl drops a repeated request as Scrapy's own scheduler does: that
+    scheduler, with Scrapy's own dupefilter and request fingerprinter (by which a GET without
+    a body is known by its URL, fragment aside, ``verbatim_url`` aside), and not logging every
+    repeat (``DUPEFILTER_DEBUG``: a crawl that logs them wants them all to reach it)."""
     from scrapy.core.scheduler import Scheduler
     from scrapy.dupefilters import RFPDupeFilter
     from scrapy.utils.request import RequestFingerprinter
 
+    return (
+        type(scheduler) is Scheduler
+        and type(dupefilter) is RFPDupeFilter
+        and type(dupefilter.fingerprinter) is RequestFingerprinter
+        and not dupefilter.debug
+    )
+
+
+def _scheduler(crawler: Crawler) -> object:
+    """The running crawl's scheduler (``None`` before the spider opens)."""
     try:
-        return (
-            load_object(settings["SCHEDULER"]) is Scheduler
-            and load_object(settings["DUPEFILTER_CLASS"]) is RFPDupeFilter
-            and load_object(settings["REQUEST_FINGERPRINTER_CLASS"]) is RequestFingerprinter
-            and not settings.getbool("DUPEFILTER_DEBUG")
-        )
-    except (ImportError, AttributeError, NameError, TypeError, ValueError):
-        return False  # the crawl itself reports a class it cannot load
+        engine = crawler.engine
+    except RuntimeError:  # a crawler that never started
+        return None
+    scheduler = getattr(engine, "scheduler", None)  # Scrapy 2.19
+    if scheduler is None:
+        scheduler = getattr(getattr(engine, "_slot", None), "scheduler", None)
+    return scheduler
 
 
 def _plain_get(request: Request) -> bool:

@@ -136,20 +136,21 @@ class HostGuard(Generic[T]):
             return False
         return key not in self.failed or key in self.retrying
 
-    def note_requested(self, url: str, *, seen: bool = False) -> None:
+    def note_requested(self, url: str) -> None:
         """A request for ``url`` was sent towards the scheduler: when it is a failed page's
         try (:meth:`_tried_here`, :meth:`note_failed`), the page is tried again under
-        ``url`` and its other URLs wait for this one. ``seen``: the scheduler's dupefilter
-        records it, and would drop any later request for ``url`` but for its fragment (the
-        request's fingerprint is its URL's, fragment aside), so :meth:`decide` drops those
-        at once."""
+        ``url`` and its other URLs wait for this one."""
         key = url_key(url)
         self.requested.add(key)
-        if seen:
-            self.seen.add(url_key(_defragmented(url)) if "#" in url else key)
         page = self.tries.pop(key, None) if self.tries else None
         if page is not None and page in self.failed:
             self.retrying[page] = key
+
+    def note_seen(self, url: str) -> None:
+        """The scheduler's dupefilter recorded a request for ``url``, and would drop any later
+        request for it but for its fragment (a request whose fingerprint is its URL's,
+        fragment aside): :meth:`decide` drops those at once."""
+        self.seen.add(url_key(_defragmented(url) if "#" in url else url))
 
     def note_dropped(self, url: str) -> None:
         """The scheduler dropped a request for ``url`` (a redirect to a URL requested
@@ -277,15 +278,16 @@ class HostGuard(Generic[T]):
         request turned away may be chosen for a check (:meth:`take_checks`).
 
         ``seen``: the request's fingerprint is its URL's, fragment aside (see
-        :meth:`note_requested`); such a URL whose request the dupefilter recorded is
-        dropped as ``seen`` before anything else: the dupefilter would drop it, and its
-        page is on its way under that URL itself."""
+        :meth:`note_seen`); such a URL whose request the dupefilter recorded is dropped as
+        ``seen`` before anything else, as the dupefilter would drop it, unless its page
+        failed: then the rules may give the page another try under another URL, as below."""
         if (
             seen
             and self.seen
             and filtered
             and not queued
             and url_key(_defragmented(url) if "#" in url else url) in self.seen
+            and not (self.failed and url_key(self.canonical(url)) in self.failed)
         ):
             return Verdict(DROP, url, seen=True)
         ruleset = self.ruleset

@@ -7,6 +7,7 @@ import json
 import logging
 import random
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -683,11 +684,10 @@ async def test_a_check_page_the_spider_makes_no_item_of_is_judged_by_where_it_le
         for result in results:
             yield result
 
-    # the same links as pages met before, and one link off the host: held (the link to the
-    # page queued goes no further, as the dupefilter would drop it, and is met all the same)
+    # the same links as pages met before, and one link off the host: held
     sorted_view = _open_check(rules, f"{host}/list?sort=price", f"{host}/list")
     assert list(mw.process_spider_output(sorted_view, iter([*met, elsewhere]))) == [
-        *met[:3],
+        *met,
         elsewhere,
     ]
     assert crawler.stats.get_value("templates/urls/checks/held") == 1
@@ -695,7 +695,7 @@ async def test_a_check_page_the_spider_makes_no_item_of_is_judged_by_where_it_le
     page_seven = _open_check(rules, f"{host}/list?page=7", f"{host}/list")
     new = Request(f"{host}/p/9")
     got = [o async for o in mw.process_spider_output_async(page_seven, output(*met, new))]
-    assert got == [*met[:3], new]
+    assert got == [*met, new]
     assert crawler.stats.get_value("templates/urls/checks/failed") == 1
     # an item: the content decides later; no request at all: nothing to tell
     with_item = _open_check(rules, f"{host}/list?view=grid", f"{host}/list")
@@ -706,5 +706,35 @@ async def test_a_check_page_the_spider_makes_no_item_of_is_judged_by_where_it_le
     assert crawler.stats.get_value("templates/urls/checks/failed") == 1
     assert crawler.stats.get_value("templates/urls/checks/unknown") == 1
     assert not mw._checks
+    await rules.wait_learning()
+    await rules.close()
+
+
+@pytest.mark.parametrize("drop_repeats", [False, True])
+async def test_repeats_on_a_check_page_count_for_the_page_the_rules_take_them_for(
+    drop_repeats: bool,
+) -> None:
+    """Ten links on a check page to session-id variants of one page, all recorded by the
+    dupefilter before the rule existed, and one to a page never met: two pages, one of them
+    new, so the check fails, whether the repeats end here or at the dupefilter."""
+    from scrapy.core.scheduler import Scheduler
+
+    crawler = templates_crawler(TEMPLATES_URL_DROP_REPEATS=drop_repeats)
+    rules = runtime(crawler).urls
+    scheduler = Scheduler.from_crawler(crawler)
+    crawler.engine = SimpleNamespace(scheduler=scheduler, spider=None)  # not crawling
+    rules.guards.watch_dupefilter()
+    variants = [SID_URL.replace("abc", f"v{n}") for n in range(10)]
+    for url in variants:  # scheduled before the host had rules
+        rules.guards.scheduled(Request(url))
+        scheduler.df.request_seen(Request(url))
+    rules.guards.install(_ruleset(), source="test")
+    mw = UrlRulesSpiderMiddleware.from_crawler(crawler)
+    check = _open_check(rules, f"http://{SITE}/archive2/5/display?sid=chk", f"http://{SITE}/list")
+    new = Request(f"http://{SITE}/archive2/99/display?sid=q")
+    list(mw.process_spider_output(check, iter([*(Request(u) for u in variants), new])))
+    assert crawler.stats.get_value("templates/urls/checks/failed") == 1
+    assert crawler.stats.get_value("templates/urls/checks/held", 0) == 0
+    assert (crawler.stats.get_value("templates/urls/repeats", 0) > 0) == drop_repeats
     await rules.wait_learning()
     await rules.close()

@@ -6,8 +6,9 @@ import dataclasses
 from types import SimpleNamespace
 
 from scrapy import Request, signals
+from scrapy.dupefilters import RFPDupeFilter
 
-from scrapy_templates.crawl.urlguards import DEFERRED, OPT_OUT, RESENT
+from scrapy_templates.crawl.urlguards import DEFERRED, OPT_OUT, RESENT, UrlGuards
 from scrapy_templates.urlnorm.checks import RuleChecks
 from scrapy_templates.urlnorm.guard import DROP, KEEP, url_key
 from scrapy_templates.urlnorm.rules import Op, RuleSet
@@ -112,51 +113,80 @@ def test_a_dont_filter_request_the_rules_sent_themselves_is_judged_like_any_othe
 
 
 def test_repeats_are_dropped_early_only_where_scrapys_dupefilter_would_drop_them() -> None:
-    from scrapy.dupefilters import RFPDupeFilter
-    from scrapy.settings import Settings
+    from scrapy.core.scheduler import Scheduler
+    from scrapy.dupefilters import BaseDupeFilter, RFPDupeFilter
 
     from scrapy_templates.crawl.urlguards import scrapy_dupefilter
+
+    class OwnScheduler(Scheduler):
+        pass
 
     class OwnDupeFilter(RFPDupeFilter):
         pass
 
-    assert scrapy_dupefilter(Settings())
-    assert scrapy_dupefilter(Settings({"DUPEFILTER_CLASS": RFPDupeFilter}))
-    for changed in (
-        {"DUPEFILTER_CLASS": OwnDupeFilter},
-        {"DUPEFILTER_CLASS": "scrapy.dupefilters.BaseDupeFilter"},
-        {"DUPEFILTER_DEBUG": True},
-        {"REQUEST_FINGERPRINTER_CLASS": "tests.crawl.test_urlguards.Fingerprinter"},
-        {"SCHEDULER": "tests.crawl.test_urlguards.Scheduler"},
-        {"SCHEDULER": "no.such.module.Scheduler"},
+    class OwnFingerprinter:
+        def fingerprint(self, request: Request) -> bytes:
+            return request.url.encode()
+
+    def scheduler(df: object) -> Scheduler:
+        return Scheduler(dupefilter=df)  # type: ignore[arg-type]
+
+    assert scrapy_dupefilter(scheduler(RFPDupeFilter()), RFPDupeFilter())
+    df = RFPDupeFilter()
+    assert not scrapy_dupefilter(OwnScheduler(dupefilter=df), df)
+    for other in (
+        OwnDupeFilter(),
+        BaseDupeFilter(),
+        RFPDupeFilter(debug=True),
+        RFPDupeFilter(fingerprinter=OwnFingerprinter()),
     ):
-        assert not scrapy_dupefilter(Settings(changed)), changed
+        assert not scrapy_dupefilter(scheduler(other), other), other
 
 
-class Fingerprinter:
-    """A request fingerprinter of the crawl's own."""
+def _opened(**settings: object) -> tuple[UrlGuards, RFPDupeFilter]:
+    """The URL guards of a crawler whose spider opened on a scheduler built from its
+    settings, and that scheduler's dupefilter."""
+    from scrapy.core.scheduler import Scheduler
 
-
-class Scheduler:
-    """A scheduler of the crawl's own."""
+    crawler = templates_crawler(**settings)
+    guards = runtime(crawler).urls.guards
+    scheduler = Scheduler.from_crawler(crawler)
+    crawler.engine = SimpleNamespace(scheduler=scheduler)  # type: ignore[assignment]
+    guards.watch_dupefilter()
+    return guards, scheduler.df
 
 
 def test_only_requests_the_dupefilter_records_make_their_repeats_dropped() -> None:
-    crawler = templates_crawler()
-    guards = runtime(crawler).urls.guards
+    """A repeat is dropped only once the dupefilter itself recorded its URL: a request that
+    a ``request_scheduled`` handler vetoed (the offsite filter), one with ``dont_filter``
+    (which the scheduler never shows it) or with ``verbatim_url`` leaves later requests for
+    its URL to go on."""
+    guards, df = _opened()
     assert guards.drop_repeats
-    plain, start, verbatim = (f"http://{SITE}/{name}" for name in ("plain", "start", "verbatim"))
-    guards.scheduled(Request(plain))
-    guards.scheduled(Request(start, dont_filter=True))
-    guards.scheduled(Request(verbatim, meta={"verbatim_url": True}))
+    plain, vetoed, verbatim = (f"http://{SITE}/{n}" for n in ("plain", "vetoed", "verbatim"))
+    for url in (plain, vetoed, verbatim):
+        guards.scheduled(Request(url))  # request_scheduled: every handler, vetoes included
+    assert not df.request_seen(Request(plain))
+    assert not df.request_seen(Request(verbatim, meta={"verbatim_url": True}))
     verdict = guards.decide(Request(f"{plain}#part"), queued=False)
     assert (verdict.action, verdict.seen) == (DROP, True)
-    assert guards.decide(Request(start), queued=False).action == KEEP
+    assert guards.decide(Request(vetoed), queued=False).action == KEEP
     assert guards.decide(Request(verbatim), queued=False).action == KEEP
     # fingerprinted by its URL as it is, a request is no repeat of another's fragment
     assert guards.decide(Request(plain, meta={"verbatim_url": True}), queued=False).action == KEEP
-    debug = runtime(templates_crawler(DUPEFILTER_DEBUG=True)).urls.guards
-    assert not debug.drop_repeats
-    off = runtime(templates_crawler(TEMPLATES_URL_DROP_REPEATS=False)).urls.guards
-    off.scheduled(Request(plain))
-    assert off.decide(Request(plain), queued=False).action == KEEP
+    assert df.request_seen(Request(plain))  # the dupefilter itself is unchanged
+
+
+def test_repeats_go_to_a_dupefilter_of_the_crawls_own() -> None:
+    from scrapy.dupefilters import BaseDupeFilter
+
+    for settings in (
+        {"DUPEFILTER_DEBUG": True},
+        {"DUPEFILTER_CLASS": BaseDupeFilter},
+        {"TEMPLATES_URL_DROP_REPEATS": False},
+    ):
+        guards, df = _opened(**settings)
+        assert not guards.drop_repeats, settings
+        url = f"http://{SITE}/plain"
+        df.request_seen(Request(url))
+        assert guards.decide(Request(url), queued=False).action == KEEP, settings

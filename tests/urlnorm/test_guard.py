@@ -452,8 +452,8 @@ def test_a_failed_page_is_never_left_waiting_on_a_try_that_never_goes() -> None:
 def test_a_url_the_dupefilter_recorded_is_dropped_as_seen_fragment_aside() -> None:
     guard: HostGuard[str] = HostGuard()
     page, other = "http://a.example/guide/intro.html", "http://a.example/guide/setup.html"
-    guard.note_requested(page, seen=True)
-    guard.note_requested(f"{other}#install", seen=True)
+    guard.note_seen(page)
+    guard.note_seen(f"{other}#install")
     for url in (page, f"{page}#usage", other, f"{other}#install"):
         verdict = guard.decide(url, "r", queued=False, seen=True)
         assert (verdict.action, verdict.url, verdict.seen) == (DROP, url, True)
@@ -479,7 +479,19 @@ def test_a_repeat_seen_is_dropped_before_any_rule_judges_it() -> None:
     remembered nor a candidate for a check."""
     guard = _guard()
     canonical = guard.canonical(SID_URL)
-    guard.note_requested(canonical, seen=True)
+    guard.note_seen(canonical)
     verdict = guard.decide(canonical, "r", queued=False, seen=True)
     assert (verdict.action, verdict.seen, verdict.repeat) == (DROP, True, False)
     assert not guard.decided
+
+
+def test_a_repeat_of_a_failed_page_is_left_to_the_rules() -> None:
+    """A URL scheduled before its rule existed failed; a rule now maps it to a URL never
+    requested: the repeat is rewritten there, the page's other try, as without the drop."""
+    guard: HostGuard[str] = HostGuard()
+    guard.note_requested(SID_URL)
+    guard.note_seen(SID_URL)
+    guard.install(_ruleset(), resend=False)
+    guard.note_failed(SID_URL, resend=False)
+    verdict = guard.decide(SID_URL, "r", queued=False, seen=True)
+    assert (verdict.action, verdict.url) == (REWRITE, guard.canonical(SID_URL))
