@@ -40,8 +40,8 @@ class Verdict:
     ``rewrite`` it to ``url``, or ``drop`` it as a duplicate of the page at ``url``. A drop
     says whether that page was ``fetched`` already (else it is requested and on its way) and
     whether the dropped URL is a ``repeat``: a URL this guard had turned away before, which
-    Scrapy's dupefilter would have dropped anyway; ``seen``: a URL requested before, which
-    no rule turned away (:meth:`HostGuard.note_requested`)."""
+    Scrapy's dupefilter would have dropped anyway; ``seen``: a URL whose request the
+    scheduler's dupefilter recorded, fragment aside (:meth:`HostGuard.note_seen`)."""
 
     action: str
     url: str
@@ -96,7 +96,7 @@ class HostGuard(Generic[T]):
     # a URL requested and not turned away is pending (or done) and needs no second request
     requested: set[int] = field(default_factory=set)
     withdrawn: set[int] = field(default_factory=set)
-    # the URLs, fragment aside, whose requests the dupefilter recorded (note_requested)
+    # the URLs, fragment aside, whose requests the dupefilter recorded (note_seen)
     seen: set[int] = field(default_factory=set)
     # the keys of the URLs rewritten or dropped so far, as the spider asked for them, and of
     # those sent again or checked past the dupefilter (which so never recorded them)
