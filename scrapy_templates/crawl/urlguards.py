@@ -162,8 +162,9 @@ class UrlGuards:
         later request for its URL goes on to the scheduler, as without the add-on."""
         if not self._repeats_asked or self.drop_repeats:
             return
-        df = getattr(_scheduler(self.crawler), "df", None)
-        if df is None or not scrapy_dupefilter(_scheduler(self.crawler), df):
+        scheduler = _scheduler(self.crawler)
+        df = getattr(scheduler, "df", None)
+        if df is None or not scrapy_dupefilter(scheduler, df):
             logger.info("scrapy-templates: repeated links go to the crawl's own dupefilter")
             return
         record = df.request_seen

@@ -150,7 +150,7 @@ class HostGuard(Generic[T]):
         """The scheduler's dupefilter recorded a request for ``url``, and would drop any later
         request for it but for its fragment (a request whose fingerprint is its URL's,
         fragment aside): :meth:`decide` drops those at once."""
-        self.seen.add(url_key(_defragmented(url) if "#" in url else url))
+        self.seen.add(_seen_key(url))
 
     def note_dropped(self, url: str) -> None:
         """The scheduler dropped a request for ``url`` (a redirect to a URL requested
@@ -286,7 +286,7 @@ class HostGuard(Generic[T]):
             and self.seen
             and filtered
             and not queued
-            and url_key(_defragmented(url) if "#" in url else url) in self.seen
+            and _seen_key(url) in self.seen
             and not (self.failed and url_key(self.canonical(url)) in self.failed)
         ):
             return Verdict(DROP, url, seen=True)
@@ -552,6 +552,7 @@ class HostGuard(Generic[T]):
         again.append(Resend(token, now))
 
 
-def _defragmented(url: str) -> str:
-    """``url`` without its fragment, which the dupefilter's request fingerprint ignores."""
-    return url.partition("#")[0]
+def _seen_key(url: str) -> int:
+    """The key of ``url`` without its fragment, which the dupefilter's request fingerprint
+    ignores."""
+    return url_key(url.partition("#")[0] if "#" in url else url)
