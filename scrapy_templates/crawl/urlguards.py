@@ -145,7 +145,15 @@ class UrlGuards:
     def scheduled(self, request: Request) -> None:
         """``request`` reached the scheduler, past every spider middleware: its page is
         requested (the spider middleware's verdict notes nothing, as a middleware after it
-        may still drop the request)."""
+        may still drop the request). While the dupefilter is watched, a request it will be
+        shown is noted there instead (:meth:`_enqueued`): a ``request_scheduled`` handler
+        after this one may still veto it (``OffsiteMiddleware``)."""
+        if self.drop_repeats and not request.dont_filter:
+            return
+        self._enqueued(request)
+
+    def _enqueued(self, request: Request) -> None:
+        """``request`` goes into the scheduler's queue (or its dupefilter drops it)."""
         if request.meta.get(OPT_OUT) or not _plain_get(request):
             return
         host = self.guard(request.url)
@@ -171,6 +179,7 @@ class UrlGuards:
 
         def request_seen(request: Request) -> bool:
             known: bool = record(request)
+            self._enqueued(request)
             if not known:
                 self._recorded(request)
             return known

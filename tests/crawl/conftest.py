@@ -23,15 +23,18 @@ def run_crawl(
     start: str = "",
     urls: list[str] | None = None,
     items_under: str = "",
+    offsite_from: str = "",
     **settings: Any,
 ) -> CrawlResult:
     """Run a real crawl in a subprocess and load what it exported (``items_under``: items
-    of the pages under that path only)."""
+    of the pages under that path only; ``offsite_from``: see ``crawl_runner.py``)."""
     cmd = [sys.executable, str(RUNNER), str(out_dir)]
     if start:
         cmd += ["--start", start]
     if items_under:
         cmd += ["--items-under", items_under]
+    if offsite_from:
+        cmd += ["--offsite-from", offsite_from]
     if urls is not None:
         url_file = out_dir.with_suffix(".urls")
         url_file.write_text("\n".join(urls))

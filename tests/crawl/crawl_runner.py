@@ -1,12 +1,15 @@
 """Runs one real Scrapy crawl in its own process (a Twisted reactor starts once per process).
 
     python tests/crawl/crawl_runner.py OUT_DIR (--start URL | --urls FILE | --redis-key NAME)
-        [--items-under PATH] [--set NAME=JSON ...]
+        [--items-under PATH] [--offsite-from PATH] [--set NAME=JSON ...]
 
 With ``--redis-key`` the spider is a scrapy-redis ``RedisSpider`` named NAME: it reads its start
 URLs from Redis and follows links through the shared scheduler (pass the scrapy-redis settings
 with ``--set``). ``--items-under`` makes items of the pages under PATH only (links are
-followed on every page). Writes OUT_DIR/items.jsonl and OUT_DIR/stats.json.
+followed on every page). With ``--offsite-from`` the spider's ``allowed_domains`` is the start
+URL's host and links to other hosts are followed too, so Scrapy's offsite filter turns them
+away, save those found on pages under PATH, which carry ``allow_offsite``. Writes
+OUT_DIR/items.jsonl and OUT_DIR/stats.json.
 """
 
 from __future__ import annotations
@@ -31,7 +34,12 @@ class RunnerSpider(scrapy.Spider):
     name = "runner"
 
     def __init__(
-        self, start: str = "", urls: str = "", items_under: str = "", **kwargs: Any
+        self,
+        start: str = "",
+        urls: str = "",
+        items_under: str = "",
+        offsite_from: str = "",
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.items_under = items_under
@@ -39,6 +47,9 @@ class RunnerSpider(scrapy.Spider):
         self.start_urls = [start] if start else Path(urls).read_text().split()
         self.netloc = urlsplit(self.start_urls[0]).netloc
         self.extractor = LinkExtractor()
+        self.offsite_from = offsite_from
+        if offsite_from:
+            self.allowed_domains = [urlsplit(self.start_urls[0]).hostname]
 
     def parse(self, response: Response) -> Iterator[Any]:
         if not isinstance(response, HtmlResponse):
@@ -46,9 +57,14 @@ class RunnerSpider(scrapy.Spider):
         if urlsplit(response.url).path.startswith(self.items_under):
             yield {"url": response.url, "html": response.text}
         if self.follow:
+            path = urlsplit(response.url).path
+            allow = bool(self.offsite_from) and path.startswith(self.offsite_from)
             for link in self.extractor.extract_links(response):
                 if urlsplit(link.url).netloc == self.netloc:
                     yield response.follow(link.url, callback=self.parse)
+                elif self.offsite_from:
+                    meta = {"allow_offsite": True} if allow else {}
+                    yield response.follow(link.url, callback=self.parse, meta=meta)
 
 
 def _redis_spider(name: str) -> type[scrapy.Spider]:
@@ -76,6 +92,7 @@ def main() -> None:
     parser.add_argument("--urls", default="")
     parser.add_argument("--redis-key", default="")
     parser.add_argument("--items-under", default="")
+    parser.add_argument("--offsite-from", default="")
     parser.add_argument("--set", action="append", default=[])
     args = parser.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -97,7 +114,13 @@ def main() -> None:
         process.crawl(crawler)
     else:
         crawler = process.create_crawler(RunnerSpider)
-        process.crawl(crawler, start=args.start, urls=args.urls, items_under=args.items_under)
+        process.crawl(
+            crawler,
+            start=args.start,
+            urls=args.urls,
+            items_under=args.items_under,
+            offsite_from=args.offsite_from,
+        )
     process.start()
     stats = crawler.stats.get_stats() if crawler.stats else {}
     (args.out_dir / "stats.json").write_text(json.dumps(stats, default=str))

@@ -402,3 +402,49 @@ def test_listing_pages_that_name_their_first_page_canonical_are_all_fetched(
     else:
         assert result.stats.get("templates/urls/checks/canonical_refuted", 0) >= 1
         assert "its rel=canonical names that page, its words do not" in result.log
+
+
+class _OffsiteTarget:
+    """``/`` links ``/target`` on the other name of the server's host (``localhost``) and
+    ``/out/page``, which links that page again with a session id."""
+
+    def __init__(self) -> None:
+        self.port = 0
+
+    def __call__(self, path: str) -> tuple[int, str]:
+        other = f"http://localhost:{self.port}"
+        links = {"/": [f"{other}/target", "/out/page"], "/out/page": [f"{other}/target?sid=x1"]}
+        route = path.split("?")[0]
+        if route not in links and route != "/target":
+            return _NOT_FOUND
+        return 200, _page(route, links.get(route, []))
+
+
+def test_a_link_the_offsite_filter_turned_away_leaves_its_page_to_a_later_request(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Scrapy's offsite filter vetoes the first link to the other host at
+    ``request_scheduled``, after the add-on's handler saw it; the spider follows the second
+    with ``allow_offsite``, and a URL rule rewrites it to the first one's URL. That page was
+    never requested: it is fetched, as plain Scrapy fetches the second link."""
+    from demo.site import DemoSite
+
+    out = tmp_path_factory.mktemp("offsite")
+    site_map = _OffsiteTarget()
+    with DemoSite(render_page=site_map) as site:
+        site_map.port = urlsplit(site.url).port or 0
+        other = f"http://localhost:{site_map.port}/"
+        plain = run_crawl(out / "plain", start=site.url, offsite_from="/out/", ADDONS={})
+        _target_rules(other, out / "rules.json")
+        result = run_crawl(
+            out / "addon",
+            start=site.url,
+            offsite_from="/out/",
+            TEMPLATES_URL_RULES_FILE=str(out / "rules.json"),
+            TEMPLATES_URL_MIN_SAMPLES=10_000,
+        )
+    for crawl in (plain, result):
+        assert crawl.stats["offsite/filtered"] == 1
+        fetched = {urlsplit(i["url"])[1:3] for i in crawl.items}
+        assert (f"localhost:{site_map.port}", "/target") in fetched
+    assert result.stats["templates/urls/rewritten"] == 1

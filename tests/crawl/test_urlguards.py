@@ -177,6 +177,30 @@ def test_only_requests_the_dupefilter_records_make_their_repeats_dropped() -> No
     assert df.request_seen(Request(plain))  # the dupefilter itself is unchanged
 
 
+def test_a_page_vetoed_at_request_scheduled_is_not_requested_while_the_dupefilter_is_watched() -> (
+    None
+):
+    """A ``request_scheduled`` handler after the add-on's may veto a request (the offsite
+    filter): while the dupefilter is watched, a page counts as requested once its request
+    reaches the dupefilter, so a rewrite to a vetoed URL is not dropped as on its way."""
+    guards, df = _opened()
+    host = guards.host(SITE)
+    host.install(_ruleset(), resend=False)
+    canonical = guards.decide(Request(SID_URL), queued=False).url
+    key = url_key(canonical)
+    guards.scheduled(Request(canonical))  # a later handler vetoes it: no dupefilter call
+    assert not host.is_pending(key)
+    assert guards.decide(Request(SID_URL.replace("abc", "x2")), queued=False).action != DROP
+    guards.scheduled(Request(canonical))
+    assert not df.request_seen(Request(canonical))
+    assert host.is_pending(key)
+    assert guards.decide(Request(SID_URL.replace("abc", "x3")), queued=False).action == DROP
+    # a dont_filter request never reaches the dupefilter: noted at request_scheduled
+    other = canonical.replace("17", "18")
+    guards.scheduled(Request(other, dont_filter=True))
+    assert host.is_pending(url_key(other))
+
+
 def test_repeats_go_to_a_dupefilter_of_the_crawls_own() -> None:
     from scrapy.dupefilters import BaseDupeFilter
 
