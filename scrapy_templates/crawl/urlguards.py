@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from scrapy import Request, signals
 from scrapy.crawler import Crawler
@@ -97,9 +99,12 @@ class UrlGuards:
         # the final statuses after which a page may well come under another URL (Scrapy's
         # retried ones): a 404 is a dead page under any of its URLs
         self.transient = frozenset(crawler.settings.getlist("RETRY_HTTP_CODES"))
+        # whether the running scheduler's enqueue_request notes what it is handed (watch_scheduler)
+        self._enqueue_watched = False
         if enabled:
             crawler.signals.connect(self.scheduled, signal=signals.request_scheduled)
             crawler.signals.connect(self.dropped, signal=signals.request_dropped)
+            crawler.signals.connect(self.watch_scheduler, signal=signals.spider_opened)
         if self._repeats_asked:
             crawler.signals.connect(self.watch_dupefilter, signal=signals.spider_opened)
 
@@ -143,17 +148,34 @@ class UrlGuards:
         return verdict
 
     def scheduled(self, request: Request) -> None:
-        """``request`` reached the scheduler, past every spider middleware: its page is
-        requested (the spider middleware's verdict notes nothing, as a middleware after it
-        may still drop the request). While the dupefilter is watched, a request it will be
-        shown is noted there instead (:meth:`_enqueued`): a ``request_scheduled`` handler
-        after this one may still veto it (``OffsiteMiddleware``)."""
-        if self.drop_repeats and not request.dont_filter:
+        """``request`` reached the ``request_scheduled`` signal, past every spider
+        middleware: its page is requested (the spider middleware's verdict notes nothing, as
+        a middleware after it may still drop the request) — unless the scheduler's own
+        ``enqueue_request`` is watched (:meth:`watch_scheduler`), which notes it instead:
+        another ``request_scheduled`` handler may still veto it (``OffsiteMiddleware``)."""
+        if not self._enqueue_watched:
+            self._enqueued(request)
+
+    def watch_scheduler(self, spider: object = None) -> None:
+        """The spider opened: the running scheduler's ``enqueue_request``, which the engine
+        calls once every ``request_scheduled`` handler let a request go, notes each request
+        it is handed as requested before it goes on (its dupefilter may still drop it as a
+        repeat, which :meth:`dropped` hears of). A scheduler without that method leaves the
+        noting to :meth:`scheduled`."""
+        scheduler: Any = _scheduler(self.crawler)
+        enqueue = getattr(scheduler, "enqueue_request", None)
+        if self._enqueue_watched or not callable(enqueue):
             return
-        self._enqueued(request)
+
+        def enqueue_request(request: Request) -> Any:
+            _never_raising(self._enqueued, request)
+            return enqueue(request)
+
+        scheduler.enqueue_request = enqueue_request
+        self._enqueue_watched = True
 
     def _enqueued(self, request: Request) -> None:
-        """``request`` goes into the scheduler's queue (or its dupefilter drops it)."""
+        """``request`` goes to the scheduler's queue (or its dupefilter drops it)."""
         if request.meta.get(OPT_OUT) or not _plain_get(request):
             return
         host = self.guard(request.url)
@@ -179,9 +201,8 @@ class UrlGuards:
 
         def request_seen(request: Request) -> bool:
             known: bool = record(request)
-            self._enqueued(request)
             if not known:
-                self._recorded(request)
+                _never_raising(self._recorded, request)
             return known
 
         df.request_seen = request_seen
@@ -400,6 +421,15 @@ def _scheduler(crawler: Crawler) -> object:
     if scheduler is None:
         scheduler = getattr(getattr(engine, "_slot", None), "scheduler", None)
     return scheduler
+
+
+def _never_raising(note: Callable[[Request], None], request: Request) -> None:
+    """``note(request)`` from inside the scheduler, where an error would lose the request:
+    logged instead."""
+    try:
+        note(request)
+    except Exception:
+        logger.exception("scrapy-templates: noting %s for the URL rules failed", request.url)
 
 
 def _plain_get(request: Request) -> bool:

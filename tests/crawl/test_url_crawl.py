@@ -420,13 +420,17 @@ class _OffsiteTarget:
         return 200, _page(route, links.get(route, []))
 
 
+@pytest.mark.parametrize(
+    "settings", [{}, {"TEMPLATES_URL_DROP_REPEATS": False}, {"DUPEFILTER_DEBUG": True}]
+)
 def test_a_link_the_offsite_filter_turned_away_leaves_its_page_to_a_later_request(
-    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path_factory: pytest.TempPathFactory, settings: dict[str, Any]
 ) -> None:
     """Scrapy's offsite filter vetoes the first link to the other host at
-    ``request_scheduled``, after the add-on's handler saw it; the spider follows the second
-    with ``allow_offsite``, and a URL rule rewrites it to the first one's URL. That page was
-    never requested: it is fetched, as plain Scrapy fetches the second link."""
+    ``request_scheduled``, whose handlers all see it; the spider follows the second with
+    ``allow_offsite``, and a URL rule rewrites it to the first one's URL. That page was never
+    requested: it is fetched, as plain Scrapy fetches the second link — whether or not the
+    add-on watches the dupefilter."""
     from demo.site import DemoSite
 
     out = tmp_path_factory.mktemp("offsite")
@@ -442,6 +446,7 @@ def test_a_link_the_offsite_filter_turned_away_leaves_its_page_to_a_later_reques
             offsite_from="/out/",
             TEMPLATES_URL_RULES_FILE=str(out / "rules.json"),
             TEMPLATES_URL_MIN_SAMPLES=10_000,
+            **settings,
         )
     for crawl in (plain, result):
         assert crawl.stats["offsite/filtered"] == 1

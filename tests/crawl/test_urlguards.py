@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 from types import SimpleNamespace
 
+import pytest
 from scrapy import Request, signals
 from scrapy.dupefilters import RFPDupeFilter
+from scrapy.utils.spider import DefaultSpider
 
 from scrapy_templates.crawl.urlguards import DEFERRED, OPT_OUT, RESENT, UrlGuards
 from scrapy_templates.urlnorm.checks import RuleChecks
@@ -177,28 +179,64 @@ def test_only_requests_the_dupefilter_records_make_their_repeats_dropped() -> No
     assert df.request_seen(Request(plain))  # the dupefilter itself is unchanged
 
 
-def test_a_page_vetoed_at_request_scheduled_is_not_requested_while_the_dupefilter_is_watched() -> (
-    None
-):
-    """A ``request_scheduled`` handler after the add-on's may veto a request (the offsite
-    filter): while the dupefilter is watched, a page counts as requested once its request
-    reaches the dupefilter, so a rewrite to a vetoed URL is not dropped as on its way."""
-    guards, df = _opened()
+@pytest.mark.parametrize("drop_repeats", [True, False])
+def test_a_page_is_requested_once_the_scheduler_is_handed_its_request(drop_repeats: bool) -> None:
+    """Another ``request_scheduled`` handler may veto a request (the offsite filter): the
+    engine then never hands it to the scheduler, and its page is not requested, so a rewrite
+    to its URL is not dropped as on its way. What the scheduler is handed is requested, a
+    repeat its dupefilter drops and a ``dont_filter`` request included."""
+    from scrapy.core.scheduler import Scheduler
+
+    crawler = templates_crawler(
+        TEMPLATES_URL_DROP_REPEATS=drop_repeats,
+        SCHEDULER_PRIORITY_QUEUE="scrapy.pqueues.ScrapyPriorityQueue",  # no downloader here
+    )
+    guards = runtime(crawler).urls.guards
+    scheduler = Scheduler.from_crawler(crawler)
+    scheduler.open(DefaultSpider.from_crawler(crawler))
+    crawler.engine = SimpleNamespace(scheduler=scheduler)  # type: ignore[assignment]
+    guards.watch_scheduler()
     host = guards.host(SITE)
     host.install(_ruleset(), resend=False)
     canonical = guards.decide(Request(SID_URL), queued=False).url
     key = url_key(canonical)
-    guards.scheduled(Request(canonical))  # a later handler vetoes it: no dupefilter call
+    guards.scheduled(Request(canonical))  # a later handler vetoes it: never enqueued
     assert not host.is_pending(key)
     assert guards.decide(Request(SID_URL.replace("abc", "x2")), queued=False).action != DROP
-    guards.scheduled(Request(canonical))
-    assert not df.request_seen(Request(canonical))
+    assert scheduler.enqueue_request(Request(canonical))
     assert host.is_pending(key)
     assert guards.decide(Request(SID_URL.replace("abc", "x3")), queued=False).action == DROP
-    # a dont_filter request never reaches the dupefilter: noted at request_scheduled
-    other = canonical.replace("17", "18")
-    guards.scheduled(Request(other, dont_filter=True))
+    other, again = canonical.replace("17", "18"), canonical.replace("17", "19")
+    scheduler.enqueue_request(Request(other, dont_filter=True))
     assert host.is_pending(url_key(other))
+    scheduler.df.request_seen(Request(again))
+    assert not scheduler.enqueue_request(Request(again))  # a repeat, dropped
+    assert host.is_pending(url_key(again))
+
+
+def test_an_error_in_noting_a_request_does_not_lose_it(caplog: pytest.LogCaptureFixture) -> None:
+    """The notes are taken inside the scheduler and its dupefilter, where an exception
+    would lose the request: it is logged, and the request is queued."""
+    from scrapy.core.scheduler import Scheduler
+
+    crawler = templates_crawler(SCHEDULER_PRIORITY_QUEUE="scrapy.pqueues.ScrapyPriorityQueue")
+    guards = runtime(crawler).urls.guards
+    scheduler = Scheduler.from_crawler(crawler)
+    scheduler.open(DefaultSpider.from_crawler(crawler))
+    crawler.engine = SimpleNamespace(scheduler=scheduler)  # type: ignore[assignment]
+    guards.watch_scheduler()
+    guards.watch_dupefilter()
+    host = guards.host(SITE)
+
+    def broken(url: str) -> None:
+        raise RuntimeError("broken")
+
+    host.note_requested = broken  # type: ignore[method-assign]
+    host.note_seen = broken  # type: ignore[method-assign]
+    url = f"http://{SITE}/page"
+    assert scheduler.enqueue_request(Request(url))
+    assert scheduler.next_request().url == url
+    assert caplog.text.count(f"noting {url} for the URL rules failed") == 2
 
 
 def test_repeats_go_to_a_dupefilter_of_the_crawls_own() -> None:
