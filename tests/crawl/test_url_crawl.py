@@ -406,17 +406,24 @@ def test_listing_pages_that_name_their_first_page_canonical_are_all_fetched(
 
 class _OffsiteTarget:
     """``/`` links ``/target`` on the other name of the server's host (``localhost``) and
-    ``/out/page``, which links that page again with a session id."""
+    ``/out/page``, which links that page again with a session id, and ``/out/more``, which
+    links it with another while it is still coming (it answers a second late)."""
 
     def __init__(self) -> None:
         self.port = 0
 
     def __call__(self, path: str) -> tuple[int, str]:
         other = f"http://localhost:{self.port}"
-        links = {"/": [f"{other}/target", "/out/page"], "/out/page": [f"{other}/target?sid=x1"]}
+        links = {
+            "/": [f"{other}/target", "/out/page"],
+            "/out/page": [f"{other}/target?sid=x1", "/out/more"],
+            "/out/more": [f"{other}/target?sid=x2"],
+        }
         route = path.split("?")[0]
         if route not in links and route != "/target":
             return _NOT_FOUND
+        if route == "/target":
+            time.sleep(1.0)
         return 200, _page(route, links.get(route, []))
 
 
@@ -430,7 +437,8 @@ def test_a_link_the_offsite_filter_turned_away_leaves_its_page_to_a_later_reques
     ``request_scheduled``, whose handlers all see it; the spider follows the second with
     ``allow_offsite``, and a URL rule rewrites it to the first one's URL. That page was never
     requested: it is fetched, as plain Scrapy fetches the second link — whether or not the
-    add-on watches the dupefilter."""
+    add-on watches the dupefilter. The scheduler was handed that rewrite: the third link,
+    found while the page is coming, is dropped as on its way."""
     from demo.site import DemoSite
 
     out = tmp_path_factory.mktemp("offsite")
@@ -452,4 +460,7 @@ def test_a_link_the_offsite_filter_turned_away_leaves_its_page_to_a_later_reques
         assert crawl.stats["offsite/filtered"] == 1
         fetched = {urlsplit(i["url"])[1:3] for i in crawl.items}
         assert (f"localhost:{site_map.port}", "/target") in fetched
-    assert result.stats["templates/urls/rewritten"] == 1
+    stats = result.stats
+    assert stats["templates/urls/rewritten"] == 1
+    assert stats["templates/urls/dropped/requested"] == 1
+    assert [urlsplit(i["url"]).path for i in result.items].count("/target") == 1
