@@ -160,8 +160,8 @@ class UrlGuards:
         """The spider opened: the running scheduler's ``enqueue_request``, which the engine
         calls once every ``request_scheduled`` handler let a request go, notes each request
         it is handed as requested before it goes on (its dupefilter may still drop it as a
-        repeat, which :meth:`dropped` hears of). A scheduler without that method leaves the
-        noting to :meth:`scheduled`."""
+        repeat, which :meth:`dropped` hears of). Without a running scheduler (a crawler
+        driven outside a crawl), :meth:`scheduled` notes."""
         scheduler: Any = _scheduler(self.crawler)
         enqueue = getattr(scheduler, "enqueue_request", None)
         if self._enqueue_watched or not callable(enqueue):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from scrapy import Request, signals
@@ -179,23 +180,29 @@ def test_only_requests_the_dupefilter_records_make_their_repeats_dropped() -> No
     assert df.request_seen(Request(plain))  # the dupefilter itself is unchanged
 
 
+def _watched(**settings: object) -> tuple[UrlGuards, Any]:
+    """The URL guards of a crawler whose spider opened on Scrapy's own scheduler, opened
+    (with a queue that needs no downloader) and watched as in a crawl, and that scheduler."""
+    from scrapy.core.scheduler import Scheduler
+
+    queue = "scrapy.pqueues.ScrapyPriorityQueue"
+    crawler = templates_crawler(SCHEDULER_PRIORITY_QUEUE=queue, **settings)
+    guards = runtime(crawler).urls.guards
+    scheduler = Scheduler.from_crawler(crawler)
+    scheduler.open(DefaultSpider.from_crawler(crawler))
+    crawler.engine = SimpleNamespace(scheduler=scheduler)  # type: ignore[assignment]
+    guards.watch_scheduler()
+    guards.watch_dupefilter()
+    return guards, scheduler
+
+
 @pytest.mark.parametrize("drop_repeats", [True, False])
 def test_a_page_is_requested_once_the_scheduler_is_handed_its_request(drop_repeats: bool) -> None:
     """Another ``request_scheduled`` handler may veto a request (the offsite filter): the
     engine then never hands it to the scheduler, and its page is not requested, so a rewrite
     to its URL is not dropped as on its way. What the scheduler is handed is requested, a
     repeat its dupefilter drops and a ``dont_filter`` request included."""
-    from scrapy.core.scheduler import Scheduler
-
-    crawler = templates_crawler(
-        TEMPLATES_URL_DROP_REPEATS=drop_repeats,
-        SCHEDULER_PRIORITY_QUEUE="scrapy.pqueues.ScrapyPriorityQueue",  # no downloader here
-    )
-    guards = runtime(crawler).urls.guards
-    scheduler = Scheduler.from_crawler(crawler)
-    scheduler.open(DefaultSpider.from_crawler(crawler))
-    crawler.engine = SimpleNamespace(scheduler=scheduler)  # type: ignore[assignment]
-    guards.watch_scheduler()
+    guards, scheduler = _watched(TEMPLATES_URL_DROP_REPEATS=drop_repeats)
     host = guards.host(SITE)
     host.install(_ruleset(), resend=False)
     canonical = guards.decide(Request(SID_URL), queued=False).url
@@ -217,15 +224,7 @@ def test_a_page_is_requested_once_the_scheduler_is_handed_its_request(drop_repea
 def test_an_error_in_noting_a_request_does_not_lose_it(caplog: pytest.LogCaptureFixture) -> None:
     """The notes are taken inside the scheduler and its dupefilter, where an exception
     would lose the request: it is logged, and the request is queued."""
-    from scrapy.core.scheduler import Scheduler
-
-    crawler = templates_crawler(SCHEDULER_PRIORITY_QUEUE="scrapy.pqueues.ScrapyPriorityQueue")
-    guards = runtime(crawler).urls.guards
-    scheduler = Scheduler.from_crawler(crawler)
-    scheduler.open(DefaultSpider.from_crawler(crawler))
-    crawler.engine = SimpleNamespace(scheduler=scheduler)  # type: ignore[assignment]
-    guards.watch_scheduler()
-    guards.watch_dupefilter()
+    guards, scheduler = _watched()
     host = guards.host(SITE)
 
     def broken(url: str) -> None:
