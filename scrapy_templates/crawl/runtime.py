@@ -105,7 +105,6 @@ class TemplatesRuntime:
         await self.store.open()
         # samples are stored, and rules learned and published, once the store is open
         self.urls.attach(self.store, self.owner)
-        await self.urls.start()
         logger.info(
             "scrapy-templates: counting pages %s; URL rules %s",
             _where(self.store.primary),

@@ -96,6 +96,7 @@ class UrlRules:
             guard=self.guards.host,
             relearn=self.relearn,
             count=self._inc,
+            near=config.url_simhash_distance is not None,
         )
         self._store: TemplateStore | None = None
         self._owner = ""
@@ -348,12 +349,6 @@ class UrlRules:
         self.forms.store, self.forms.owner = store, owner
         self.sampling.store = store
         self.publisher.attach(store, owner)
-
-    async def start(self) -> None:
-        """Start the URL-rule worker now, so that it has loaded the learner by the time the
-        first host has enough samples (a few dozen downloads on a fast site)."""
-        if self.pool is not None:
-            await self.pool.start()
 
     async def flush(self, *, force: bool = False) -> None:
         """Move queued samples to the store; start learning for hosts that are due."""

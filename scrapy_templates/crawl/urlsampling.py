@@ -7,7 +7,8 @@ three of its downloads repeated a page's text), then as its sample
 grows by a tenth, and later every ``TEMPLATES_URL_LEARN_EVERY`` new samples — twice as many
 after each relearn that changed nothing (see ``_MAX_BACKOFF``); after the least step alone once
 a download repeated a page downloaded under another URL, unless relearns have twice left
-that form of URL's repeats unexplained (see :data:`_QUIET_AFTER`).
+that form of URL's repeats unexplained (see :data:`_QUIET_AFTER`). A host whose samples show
+no two URLs of one page is not learned at all (see :meth:`UrlSampling._worth`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from urllib.parse import urlsplit
 
 from scrapy_templates.sites import host_site
 from scrapy_templates.store.base import StoreError, TemplateStore
-from scrapy_templates.urlnorm.clusters import Sample
+from scrapy_templates.urlnorm.clusters import Sample, named_urls
 from scrapy_templates.urlnorm.guard import HostGuard
 from scrapy_templates.urlnorm.samples import MAX_SAMPLE_CHARS, encode_sample, sample_chars
 from scrapy_templates.urlnorm.url import query_keys
@@ -86,6 +87,12 @@ class _HostSamples:
     judged: list[tuple[str, str]] = field(default_factory=list)
     # forms of URL -> relearns in a row that left their repeats unexplained
     unexplained: dict[tuple[str, tuple[str, ...]], int] = field(default_factory=dict)
+    # whether learning could give the host a rule (UrlSampling._worth); until it could, the
+    # first URL of each text, page hash and cluster its samples showed, and how many samples
+    # this process stored (the store's count beyond them came from elsewhere)
+    evidence: bool = False
+    firsts: dict[tuple[str, str], str] = field(default_factory=dict)
+    own: int = 0
 
 
 class UrlSampling:
@@ -102,8 +109,10 @@ class UrlSampling:
         guard: Callable[[str], HostGuard[Any]],
         relearn: Callable[[str], None],
         count: Callable[[str, int], None],
+        near: bool = False,
     ) -> None:
         self.cap = cap
+        self.near = near
         self.min_samples = min_samples
         self.learn_every = max(1, learn_every)
         self.guard = guard
@@ -121,7 +130,7 @@ class UrlSampling:
     def _of(self, site: str) -> _HostSamples:
         found = self._hosts.get(site)
         if found is None:
-            found = self._hosts[site] = _HostSamples()
+            found = self._hosts[site] = _HostSamples(evidence=self.near)
         return found
 
     def add(self, sample: Sample) -> None:
@@ -202,6 +211,9 @@ class UrlSampling:
             except StoreError as exc:
                 logger.warning("scrapy-templates: URL samples of %s not stored (%s)", site, exc)
                 continue
+            host.own += len(batch)
+            if host.offered > host.own:
+                self._found(host)  # samples of other processes or crawls: unseen here
             self.count("templates/urls/samples", len(batch))
             if self._due(site):
                 self.relearn(site)
@@ -221,7 +233,45 @@ class UrlSampling:
         host.pending = {}
         if not held:
             self._unflushed.discard(site)
+        if not host.evidence:
+            self._look(host, samples)
         return [encode_sample(site, sample) for sample in samples]
+
+    def _look(self, host: _HostSamples, samples: list[Sample]) -> None:
+        """Look for two URLs of one page among ``samples`` and those before, as
+        :func:`~scrapy_templates.urlnorm.clusters.duplicate_clusters` joins them: the same
+        text, page hash or cluster, or another URL the site names for the page. Past
+        :data:`_REMEMBERED` times the sample cap of first URLs, any host may have some."""
+        firsts = host.firsts
+        for sample in samples:
+            if named_urls(sample):
+                self._found(host)
+                return
+            for kind, key in (
+                ("text", sample.text_hash),
+                ("page", sample.page_hash),
+                ("cluster", sample.cluster),
+            ):
+                if key is None:
+                    continue
+                first = firsts.setdefault((kind, key), sample.url)
+                if first != sample.url or len(firsts) > _REMEMBERED * self.cap:
+                    self._found(host)
+                    return
+
+    @staticmethod
+    def _found(host: _HostSamples) -> None:
+        host.evidence = True
+        host.firsts = {}
+
+    def _worth(self, site: str, host: _HostSamples) -> bool:
+        """Whether learning could give ``site`` a rule: some sample showed two URLs of one
+        page, the store holds samples from elsewhere (another process, an earlier crawl),
+        page simhashes are evidence (``TEMPLATES_URL_SIMHASH_DISTANCE``), or rules are in
+        force. Learning from distinct pages only gives no rule, and a site without duplicate
+        URLs (most documentation) would pay for each relearn, and for the URL-rule worker's
+        start, for nothing."""
+        return host.evidence or self.guard(site).has_rules
 
     def _due(self, site: str) -> bool:
         """Whether ``site`` is due a relearn: early on as the sample grows by a tenth (at
@@ -236,7 +286,7 @@ class UrlSampling:
         if host.urgent_repeats > host.urgent_learned:
             step = floor
         grown = host.offered - host.learned_at
-        return self._enough(host) and grown >= step
+        return self._enough(host) and grown >= step and self._worth(site, host)
 
     def _enough(self, host: _HostSamples) -> bool:
         """Whether a host has the samples for learning: ``TEMPLATES_URL_MIN_SAMPLES`` of
@@ -265,7 +315,7 @@ class UrlSampling:
         return [
             site
             for site, host in self._hosts.items()
-            if self._enough(host) and host.offered > host.learned_at
+            if self._enough(host) and host.offered > host.learned_at and self._worth(site, host)
         ]
 
     def learning(self, site: str) -> None:

@@ -149,6 +149,18 @@ def near_duplicate_pairs(hashes: Sequence[int], distance: int) -> Iterable[tuple
                         yield a, b
 
 
+def named_urls(sample: Sample, *, canonical: bool = True, host: str | None = None) -> list[str]:
+    """The other URLs of ``sample``'s host that the site names for its page: its
+    ``rel=canonical`` (unless ``canonical`` is false) and the URLs that redirected to it.
+    ``host``: the sample's own, when known."""
+    own = _host(sample.url) if host is None else host
+    return [
+        other
+        for other in (sample.canonical if canonical else None, *sample.redirects)
+        if other and other != sample.url and _host(other) == own
+    ]
+
+
 def duplicate_clusters(
     samples: Iterable[Sample], *, distance: int | None = None, canonical: bool = True
 ) -> tuple[list[str], list[int]]:
@@ -172,9 +184,8 @@ def duplicate_clusters(
                 uf.union(first, s.url)
         if s.simhash is not None and distance is not None:
             uf.union(simhashes.setdefault(s.simhash, s.url), s.url)
-        for other in (s.canonical if canonical else None, *s.redirects):
-            if other and other != s.url and _host(other) == host:
-                uf.union(other, s.url)
+        for other in named_urls(s, canonical=canonical, host=host):
+            uf.union(other, s.url)
     values = list(simhashes)
     if distance:
         for a, b in near_duplicate_pairs(values, distance):

@@ -27,10 +27,11 @@ from scrapy_templates.crawl.middlewares import (
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.store.memory import MemoryStore
 from scrapy_templates.urlnorm.checks import Check
+from scrapy_templates.urlnorm.clusters import Sample
 from scrapy_templates.urlnorm.guard import HostGuard, url_key
 from scrapy_templates.urlnorm.learn import learn_rules
 from scrapy_templates.urlnorm.rules import RuleSet
-from scrapy_templates.urlnorm.samples import decode_sample, page_hash
+from scrapy_templates.urlnorm.samples import decode_sample, encode_sample, page_hash
 from tests.crawl.conftest import runtime, templates_crawler
 from tests.urlnorm.url_sets import mirror_site
 
@@ -515,7 +516,10 @@ async def test_processes_sharing_a_store_download_one_url_of_a_suspect_form_at_a
 async def test_only_a_relearn_that_changes_the_rules_is_logged_at_info(caplog: Any) -> None:
     crawler = _crawler(TEMPLATES_URL_MIN_SAMPLES=5)
     rules = runtime(crawler).urls
-    rules.attach(MemoryStore(), "test")
+    store = MemoryStore()
+    # another process's sample: this one cannot tell whether the host has duplicates
+    await store.add_url_samples(SITE, [encode_sample(SITE, Sample(f"http://{SITE}/x"))], 9, [0])
+    rules.attach(store, "test")
     with caplog.at_level(logging.DEBUG, logger="scrapy_templates.crawl.urlrules"):
         for i in range(60):  # distinct pages, no duplicates: every rule set is empty
             rules.add_page(f"http://{SITE}/page/{i}", random.Random(i).getrandbits(64), f"c{i}")

@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+import pytest
+
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.urlnorm.clusters import Sample
 from scrapy_templates.urlnorm.rules import RuleSet
-from scrapy_templates.urlnorm.samples import decode_sample
+from scrapy_templates.urlnorm.samples import decode_sample, encode_sample
 from tests.crawl.conftest import runtime, templates_crawler
 from tests.urlnorm.test_guard import SITE, _ruleset
 
 
-async def learn_from_distinct_pages(host: str, pages: int) -> UrlRules:
+async def learn_from_distinct_pages(host: str, pages: int, *, foreign: bool = True) -> UrlRules:
     """URL rules on the memory store, fed one distinct page at a time (no duplicates, so
-    never any rule), learning whenever a relearn is due."""
+    never any rule), learning whenever a relearn is due. ``foreign``: the store holds a
+    sample another process stored first (what it saw is unknown here, so the host is
+    learned as its sample grows)."""
     crawler = templates_crawler()
     owner = runtime(crawler)
     await owner.store.open()
     rules: UrlRules = owner.urls
     rules.attach(owner.store, owner.owner)
+    if foreign:
+        sample = encode_sample(host, Sample(f"http://{host}/elsewhere", text_hash="f" * 16))
+        await owner.store.add_url_samples(host, [sample], 5000, [0.5])
     for i in range(pages):
         rules.add_page(f"http://{host}/p{i}", simhash=i * 0x9E3779B1, text_hash=f"{i:016x}")
         await rules.flush()
@@ -32,6 +39,52 @@ async def test_a_host_without_rules_is_relearned_as_its_sample_grows_not_on_ever
     assert all(not ruleset.rules for ruleset in rules.guards.rulesets())
     # first at 20 samples, then as the sample grows by a tenth: not 180 runs, one per page
     assert 10 <= runs <= 40
+
+
+async def test_a_host_whose_samples_show_no_two_urls_of_one_page_is_not_learned() -> None:
+    """Learning from distinct pages only gives no rule: a site without duplicate URLs is
+    never learned, and the URL-rule worker never starts."""
+    rules = await learn_from_distinct_pages("docs.test", 200, foreign=False)
+    assert rules.stats is not None
+    assert rules.stats.get_value("templates/urls/learn_count") is None
+    assert rules.pool is None or not rules.pool.workers
+
+
+@pytest.mark.parametrize(
+    "duplicate",
+    [
+        Sample("http://docs.test/p3?from=menu", text_hash=f"{3:016x}"),
+        Sample("http://docs.test/p3?from=menu", page_hash="ab" * 8),
+        Sample("http://docs.test/print/p3", canonical="http://docs.test/p3"),
+        Sample("http://docs.test/p3", redirects=("http://docs.test/old/p3",)),
+    ],
+    ids=["same text", "same page hash", "canonical", "redirect"],
+)
+async def test_one_sample_showing_two_urls_of_one_page_makes_a_host_learned(
+    duplicate: Sample,
+) -> None:
+    """The same evidence :func:`duplicate_clusters` joins URLs by: a text hash, a page hash,
+    a ``rel=canonical`` or a redirect naming another URL of the host."""
+    crawler = templates_crawler()
+    owner = runtime(crawler)
+    await owner.store.open()
+    rules: UrlRules = owner.urls
+    rules.attach(owner.store, owner.owner)
+    for i in range(30):
+        sample = Sample(f"http://docs.test/p{i}", text_hash=f"{i:016x}")
+        if i == 3 and duplicate.page_hash:
+            sample = Sample(sample.url, text_hash=sample.text_hash, page_hash=duplicate.page_hash)
+        rules.sampling.add(sample)
+        await rules.flush()
+        await rules.wait_learning()
+    assert rules.stats is not None
+    assert rules.stats.get_value("templates/urls/learn_count") is None
+    rules.sampling.add(duplicate)
+    for i in range(30, 40):
+        rules.sampling.add(Sample(f"http://docs.test/p{i}", text_hash=f"{i:016x}"))
+        await rules.flush()
+        await rules.wait_learning()
+    assert rules.stats.get_value("templates/urls/learn_count")
 
 
 async def test_relearns_that_change_nothing_space_out() -> None:
