@@ -481,7 +481,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_URL_MIN_SAMPLES",
         20,
         POSITIVE,
-        "A host's rules are first learned once this many of its pages have been sampled, or once a quarter of this many have been when three of its downloads repeated the text of a page already sampled; and only once its samples show two URLs of one page (the same text, or another URL of the host the site names for the page), rules are in force, or the store holds samples of the host from another process or an earlier crawl: learning from distinct pages gives no rule.",
+        "A host's rules are first learned once this many of its pages have been sampled, or once a quarter of this many have been when three of its downloads repeated the text of a page already sampled; and only once its samples show two URLs of one page (the same text or page hash, or another URL of the host the site names for the page), rules are in force, TEMPLATES_URL_SIMHASH_DISTANCE is set, the store holds samples of the host from another process or an earlier crawl, or the host has over four times TEMPLATES_URL_SAMPLE_SIZE pages (past those, a duplicate could go unseen): learning from distinct pages gives no rule.",
     ),
     Setting(
         "TEMPLATES_URL_LEARN_EVERY",

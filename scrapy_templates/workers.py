@@ -199,16 +199,20 @@ class WorkerPool:
         self._ident = 0
         self._closed = False
         self._watch: asyncio.Task[None] | None = None
+        self._starting = asyncio.Lock()
 
     async def start(self) -> None:
         """Start the workers (they import the parser while the crawl goes on) and the watch
-        over their deadline."""
-        for _ in range(self.size - len(self.workers)):
-            worker = await self._spawn()
-            if worker is not None:
+        over their deadline; once, however many callers ask at the same time, and not after
+        :meth:`close`."""
+        async with self._starting:
+            while len(self.workers) < self.size and not self._closed:
+                worker = await self._spawn()
+                if worker is None:
+                    break
                 self.workers.append(worker)
-        if self._watch is None:
-            self._watch = asyncio.ensure_future(self._watch_deadline())
+            if self._watch is None and not self._closed:
+                self._watch = asyncio.ensure_future(self._watch_deadline())
 
     async def _watch_deadline(self) -> None:
         """Kill a worker whose page at the head of its queue is over the deadline (checked

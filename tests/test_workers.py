@@ -315,6 +315,20 @@ async def test_a_worker_does_url_rule_jobs_with_a_keyring_of_its_own() -> None:
         assert (again.full, again.added, again.removed) == (False, [], [])
 
 
+async def test_a_pool_asked_to_start_by_many_at_once_starts_its_workers_once() -> None:
+    """The URL-rule worker starts with the first learning job: the first jobs of several
+    hosts ask at the same time, and a pool closed since starts nothing."""
+    pool = WorkerPool(1, work="urls", role="URL-rule")
+    try:
+        await asyncio.gather(*(pool.start() for _ in range(4)))
+        assert len(pool.workers) == 1
+        assert pool.started == 1
+    finally:
+        await pool.close()
+    await pool.start()
+    assert not pool.workers
+
+
 @pytest.mark.parametrize(
     ("work", "imported", "left_out"),
     [

@@ -88,8 +88,8 @@ class _HostSamples:
     # forms of URL -> relearns in a row that left their repeats unexplained
     unexplained: dict[tuple[str, tuple[str, ...]], int] = field(default_factory=dict)
     # whether learning could give the host a rule (UrlSampling._worth); until it could, the
-    # first URL of each text, page hash and cluster its samples showed, and how many samples
-    # this process stored (the store's count beyond them came from elsewhere)
+    # first URL of each text and cluster its samples showed, and how many samples this
+    # process stored (the store's count beyond them came from elsewhere)
     evidence: bool = False
     firsts: dict[tuple[str, str], str] = field(default_factory=dict)
     own: int = 0
@@ -172,6 +172,7 @@ class UrlSampling:
             first = host.hashes.get(sample.page_hash)
             if first is not None and first != sample.url:
                 repeat = True
+                self._found(host)
                 host.repeats += 1
                 if host.unexplained.get(_form(sample.url), 0) < _QUIET_AFTER:
                     host.urgent_repeats += 1
@@ -179,6 +180,8 @@ class UrlSampling:
                     host.recent.append((sample.url, first))
             elif first is None and len(host.hashes) < _REMEMBERED * self.cap:
                 host.hashes[sample.page_hash] = sample.url
+            elif first is None:
+                self._found(host)  # past the hashes remembered, a repeat would go unseen
         if hold and not young and not repeat:
             host.held[sample.url] = (sample, self.guard(site).responses)
             self._unflushed.add(site)
@@ -240,18 +243,15 @@ class UrlSampling:
     def _look(self, host: _HostSamples, samples: list[Sample]) -> None:
         """Look for two URLs of one page among ``samples`` and those before, as
         :func:`~scrapy_templates.urlnorm.clusters.duplicate_clusters` joins them: the same
-        text, page hash or cluster, or another URL the site names for the page. Past
-        :data:`_REMEMBERED` times the sample cap of first URLs, any host may have some."""
+        text or cluster, or another URL the site names for the page (the same page hash is
+        a repeat, seen at download: :meth:`add_download`). Past :data:`_REMEMBERED` times the
+        sample cap of first URLs, any host may have some."""
         firsts = host.firsts
         for sample in samples:
             if named_urls(sample):
                 self._found(host)
                 return
-            for kind, key in (
-                ("text", sample.text_hash),
-                ("page", sample.page_hash),
-                ("cluster", sample.cluster),
-            ):
+            for kind, key in (("text", sample.text_hash), ("cluster", sample.cluster)):
                 if key is None:
                     continue
                 first = firsts.setdefault((kind, key), sample.url)

@@ -179,8 +179,7 @@ def learn_rules(
     t0 = time.perf_counter()
     groups = _cluster_members(np.asarray(clusters))
     if not groups:
-        # no two URLs share a page: no rule has support, so the tree is not built (a site
-        # without duplicate URLs is relearned as its sample grows, and costs nothing)
+        # no two URLs share a page: no rule has support, so the tree is not built
         empty = RuleSet(site, version, [], {}, frozenset(), len(urls))
         return LearnReport(empty, build_tree([]), seconds=time.perf_counter() - t0)
     keys = [split_url(u) for u in urls]

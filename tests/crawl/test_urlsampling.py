@@ -54,7 +54,7 @@ async def test_a_host_whose_samples_show_no_two_urls_of_one_page_is_not_learned(
     "duplicate",
     [
         Sample("http://docs.test/p3?from=menu", text_hash=f"{3:016x}"),
-        Sample("http://docs.test/p3?from=menu", page_hash="ab" * 8),
+        Sample("http://docs.test/p3?from=menu", page_hash=f"{3:016x}"),
         Sample("http://docs.test/print/p3", canonical="http://docs.test/p3"),
         Sample("http://docs.test/p3", redirects=("http://docs.test/old/p3",)),
     ],
@@ -63,28 +63,59 @@ async def test_a_host_whose_samples_show_no_two_urls_of_one_page_is_not_learned(
 async def test_one_sample_showing_two_urls_of_one_page_makes_a_host_learned(
     duplicate: Sample,
 ) -> None:
-    """The same evidence :func:`duplicate_clusters` joins URLs by: a text hash, a page hash,
-    a ``rel=canonical`` or a redirect naming another URL of the host."""
+    """The same evidence :func:`duplicate_clusters` joins URLs by: a text hash, a page hash
+    (a download that repeats another's page), a ``rel=canonical`` or a redirect naming
+    another URL of the host."""
     crawler = templates_crawler()
     owner = runtime(crawler)
     await owner.store.open()
     rules: UrlRules = owner.urls
     rules.attach(owner.store, owner.owner)
+
+    async def sampled(sample: Sample) -> None:
+        if sample.page_hash:
+            rules.sampling.add_download("docs.test", sample, hold=False, named=False)
+        else:
+            rules.sampling.add(sample)
+        await rules.flush()
+        await rules.wait_learning()
+
     for i in range(30):
-        sample = Sample(f"http://docs.test/p{i}", text_hash=f"{i:016x}")
-        if i == 3 and duplicate.page_hash:
-            sample = Sample(sample.url, text_hash=sample.text_hash, page_hash=duplicate.page_hash)
-        rules.sampling.add(sample)
+        url = f"http://docs.test/p{i}"
+        await sampled(Sample(url, text_hash=f"{i:016x}"))
+        await sampled(Sample(url, page_hash=f"{i:016x}"))
+    assert rules.stats is not None
+    assert rules.stats.get_value("templates/urls/learn_count") is None
+    await sampled(duplicate)
+    for i in range(30, 40):
+        await sampled(Sample(f"http://docs.test/p{i}", text_hash=f"{i:016x}"))
+    assert rules.stats.get_value("templates/urls/learn_count")
+
+
+async def test_with_page_simhashes_as_evidence_every_host_is_learned() -> None:
+    """``TEMPLATES_URL_SIMHASH_DISTANCE`` joins near-duplicate pages, which distinct page
+    hashes do not show."""
+    crawler = templates_crawler(TEMPLATES_URL_SIMHASH_DISTANCE=0)
+    owner = runtime(crawler)
+    await owner.store.open()
+    rules: UrlRules = owner.urls
+    rules.attach(owner.store, owner.owner)
+    for i in range(30):
+        rules.add_page(f"http://near.test/p{i}", simhash=i * 0x9E3779B1, text_hash=f"{i:016x}")
         await rules.flush()
         await rules.wait_learning()
     assert rules.stats is not None
-    assert rules.stats.get_value("templates/urls/learn_count") is None
-    rules.sampling.add(duplicate)
-    for i in range(30, 40):
-        rules.sampling.add(Sample(f"http://docs.test/p{i}", text_hash=f"{i:016x}"))
-        await rules.flush()
-        await rules.wait_learning()
     assert rules.stats.get_value("templates/urls/learn_count")
+
+
+async def test_a_host_without_evidence_is_not_stale() -> None:
+    """The relearner's periodic and final relearns skip a host learning could give no rule."""
+    rules = await learn_from_distinct_pages("docs.test", 60, foreign=False)
+    assert rules.stale() == []
+    other = await learn_from_distinct_pages("shared.test", 60)
+    other.add_page("http://shared.test/late", simhash=1, text_hash="e" * 16)
+    await other.flush()
+    assert other.stale() == ["shared.test"]
 
 
 async def test_relearns_that_change_nothing_space_out() -> None:
