@@ -13,12 +13,15 @@ import pytest
 from tests.crawl.conftest import CrawlResult, run_crawl
 
 
+def _paths(result: CrawlResult) -> list[str]:
+    """The URLs of a crawl's items without their scheme and host."""
+    return [urlsplit(i["url"])._replace(scheme="", netloc="").geturl() for i in result.items]
+
+
 def _pages(result: CrawlResult) -> list[tuple[str, ...]]:
     from demo.site import page_key
 
-    return [
-        page_key(urlsplit(i["url"])._replace(scheme="", netloc="").geturl()) for i in result.items
-    ]
+    return [page_key(path) for path in _paths(result)]
 
 
 @pytest.fixture(scope="module")
@@ -102,12 +105,7 @@ def test_repeated_links_dropped_early_change_no_download(
             TEMPLATES_URL_MIN_SAMPLES=10_000,
         )
 
-    def paths(result: CrawlResult) -> list[str]:
-        return sorted(
-            urlsplit(i["url"])._replace(scheme="", netloc="").geturl() for i in result.items
-        )
-
-    assert paths(early) == paths(plain)
+    assert sorted(_paths(early)) == sorted(_paths(plain))
     stats = early.stats
     assert stats["downloader/request_count"] == plain.stats["downloader/request_count"]
     assert stats["templates/urls/repeats"] > 100
