@@ -62,7 +62,8 @@ def test_two_processes_count_like_one(tmp_path: Path, redis_server: RedisServer)
     assert n_one > 50
     assert (n_two, counts_two) == (n_one, counts_one)
     assert len(single.items) == len(urls)
-    assert all(item.get("templates", {}).get("store") is None for item in single.items)
+    outages = [line for line in single.log.splitlines() if "shared store" in line]
+    assert all(item.get("templates", {}).get("store") is None for item in single.items), outages
     assert any(p["template"] for p in single.items[-1]["pagelets"])
 
 
