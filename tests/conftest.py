@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 os.environ["TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS"] = ""
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,12 +40,27 @@ class RedisServer:
         self.workdir = workdir
         self.persist = persist
         self.proc: subprocess.Popen[bytes] | None = None
+        self.started_once = False
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
+        """Start the server; a first start that loses its port to another process (taken
+        between :func:`free_port` and the server's bind) tries another port."""
+        for _ in range(3):
+            self._launch()
+            if self._serving():
+                self.started_once = True
+                return
+            self.stop()
+            if self.started_once:
+                break  # a restart keeps its port: the fault tests reconnect to it
+            self.port = free_port()
+        raise RuntimeError(f"redis-server could not serve on port {self.port}")
+
+    def _launch(self) -> None:
         self.proc = subprocess.Popen(
             [
                 self.binary,
@@ -62,14 +78,19 @@ class RedisServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+
+    def _serving(self) -> bool:
+        """Whether this server, and not another process on its port, answers there."""
+        assert self.proc is not None
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and self.proc.poll() is None:
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
+                client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1)
+                with client:
+                    return int(client.info("server")["process_id"]) == self.proc.pid
+            except (redis.RedisError, OSError):
                 time.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
+        return False
 
     def stop(self) -> None:
         if self.proc is not None:
