@@ -31,7 +31,6 @@ from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.marker import build_evidence
 from scrapy_templates.store.base import TemplateStore
 from scrapy_templates.store.memory import MemoryStore
-from scrapy_templates.store.redis import RedisStore
 from scrapy_templates.store.resilient import ResilientStore
 
 logger = logging.getLogger(__name__)
@@ -166,17 +165,21 @@ class TemplatesRuntime:
 
 def _where(store: TemplateStore) -> str:
     """Where ``store`` counts, in the words of the start-up log line."""
+    if isinstance(store, MemoryStore):
+        kept = f", kept in {store.path}" if store.path else ""
+        return (
+            f"in this process's memory{kept} (set TEMPLATES_REDIS_URL to share counts between "
+            "processes)"
+        )
+    # imported here: a crawl with the embedded store does without redis-py (a twentieth of
+    # a second at start-up)
+    from scrapy_templates.store.redis import RedisStore
+
     if isinstance(store, RedisStore):
         url = store.url
         if "@" in url:  # no password in the log
             url = strip_url(url, origin_only=False, strip_default_port=False)
         return (
             f"in Redis at {url} (prefix {store.prefix!r}), shared with every process that uses it"
-        )
-    if isinstance(store, MemoryStore):
-        kept = f", kept in {store.path}" if store.path else ""
-        return (
-            f"in this process's memory{kept} (set TEMPLATES_REDIS_URL to share counts between "
-            "processes)"
         )
     return f"in {type(store).__name__}"

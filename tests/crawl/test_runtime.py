@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -108,3 +110,24 @@ def test_the_start_line_names_the_store_without_its_password() -> None:
     assert shown.startswith("in Redis at redis://h.example:6379/2 (prefix 'p')")
     assert "secret" not in shown
     assert "this process's memory" in _where(MemoryStore())
+
+
+def test_the_crawl_layer_with_the_embedded_store_does_not_import_redis() -> None:
+    code = (
+        "import pkgutil, importlib, sys\n"
+        "from scrapy.settings import Settings\n"
+        "import scrapy_templates.addon, scrapy_templates.crawl as crawl\n"
+        "from scrapy_templates.settings import DEFAULTS\n"
+        "for info in pkgutil.iter_modules(crawl.__path__):\n"
+        "    importlib.import_module('scrapy_templates.crawl.' + info.name)\n"
+        "from scrapy_templates.config import TemplatesConfig\n"
+        "from scrapy_templates.crawl.runtime import _where\n"
+        "from scrapy_templates.crawl.stores import build_store\n"
+        "settings = Settings(DEFAULTS)\n"
+        "print(_where(build_store(TemplatesConfig.from_settings(settings), settings)))\n"
+        "print('redis' in sys.modules)\n"
+    )
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert shown.stdout.splitlines()[-2].startswith("in this process's memory")
+    assert shown.stdout.splitlines()[-1] == "False"
