@@ -49,7 +49,11 @@ class RedisServer:
     def start(self) -> None:
         """Start the server; a first start that loses its port to another process (taken
         between :func:`free_port` and the server's bind) tries another port."""
-        for _ in range(3):
+        tried = []
+        for attempt in range(3):
+            if attempt and not self.started_once:
+                self.port = free_port()
+            tried.append(self.port)
             self._launch()
             if self._serving():
                 self.started_once = True
@@ -57,8 +61,7 @@ class RedisServer:
             self.stop()
             if self.started_once:
                 break  # a restart keeps its port: the fault tests reconnect to it
-            self.port = free_port()
-        raise RuntimeError(f"redis-server could not serve on port {self.port}")
+        raise RuntimeError(f"redis-server could not serve on port(s) {', '.join(map(str, tried))}")
 
     def _launch(self) -> None:
         self.proc = subprocess.Popen(
@@ -85,7 +88,14 @@ class RedisServer:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and self.proc.poll() is None:
             try:
-                client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1)
+                # no retries: a port that refuses or never answers is looked at again here
+                client = redis.Redis(
+                    host="127.0.0.1",
+                    port=self.port,
+                    socket_timeout=1,
+                    socket_connect_timeout=0.2,
+                    retry=None,
+                )
                 with client:
                     return int(client.info("server")["process_id"]) == self.proc.pid
             except (redis.RedisError, OSError):

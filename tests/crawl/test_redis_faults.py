@@ -44,6 +44,7 @@ def test_crawl_survives_redis_outage(tmp_path: Path) -> None:
         "CONCURRENT_REQUESTS": 2,
         "DOWNLOAD_DELAY": 0.01,
     }
+    proc: subprocess.Popen[str] | None = None
     try:
         with DemoSite() as site:
             host = site.url.split("//")[1].rstrip("/")
@@ -91,6 +92,9 @@ def test_crawl_survives_redis_outage(tmp_path: Path) -> None:
         assert client.get(f"fault:{host}:n") == client.get(f"base:{host}:n")
         assert client.hgetall(f"fault:{host}:counts") == client.hgetall(f"base:{host}:counts")
     finally:
+        if proc is not None and proc.poll() is None:  # a failed step leaves no crawl behind
+            proc.kill()
+            proc.communicate()
         server.stop()
 
 
