@@ -462,7 +462,7 @@ SETTINGS: tuple[Setting, ...] = (
         "TEMPLATES_URL_DROP_REPEATS",
         True,
         FLAG,
-        "Drop a request for a URL the scheduler's dupefilter has recorded (fragment aside) before it gets there, as the dupefilter would drop it after every later spider middleware, the request_scheduled signal and the request fingerprint: most of a site's links are repeats. Only with Scrapy's own scheduler, dupefilter and request fingerprinter and DUPEFILTER_DEBUG off, and for a GET without a body, dont_filter or verbatim_url; counted in templates/urls/repeats, not in dupefilter/filtered, and with no request_dropped signal (as a spider middleware's drop).",
+        "Drop a request for a URL the scheduler's dupefilter has recorded (fragment aside) before it gets there, as the dupefilter would drop it after every later spider middleware, the request_scheduled signal and the request fingerprint: most of a site's links are repeats. Only with URL rules on (TEMPLATES_URL_RULES), with Scrapy's own scheduler, dupefilter and request fingerprinter and DUPEFILTER_DEBUG off, and for a GET without a body, dont_filter or verbatim_url; counted in templates/urls/repeats, not in dupefilter/filtered, and with no request_dropped signal (as a spider middleware's drop).",
     ),
     Setting(
         "TEMPLATES_URL_RULES_FILE",
