@@ -3,11 +3,34 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 RUNNER = Path(__file__).with_name("crawl_runner.py")
+
+
+@pytest.fixture(autouse=True)
+async def _pools_closed(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
+    """Close, in the test's own event loop, the worker pools a test left open (one that
+    drives URL learning without closing its rules starts a URL-rule worker, which would idle
+    until the test run ends)."""
+    from scrapy_templates.workers import WorkerPool
+
+    pools: list[WorkerPool] = []
+    init = WorkerPool.__init__
+
+    def tracked(self: WorkerPool, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        pools.append(self)
+
+    monkeypatch.setattr(WorkerPool, "__init__", tracked)
+    yield
+    for pool in pools:
+        await pool.close()
 
 
 @dataclass
