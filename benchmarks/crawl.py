@@ -4,7 +4,7 @@
         [--set NAME=VALUE ...]
 
 Writes OUT_DIR/items.jsonl and OUT_DIR/stats.json (with ``benchmark/thread_cpu_seconds``: CPU
-time of the crawl's thread from the spider's open to its close), and with ``--record``
+time of the crawl's thread from ``spider_opened`` to ``spider_closed``), and with ``--record``
 OUT_DIR/record.jsonl
 (:mod:`benchmarks.recorder`). ``--peer dud`` crawls with Zyte's duplicate-url-discarder and its
 rule pack instead of scrapy-templates. Each crawl runs in its own process (a

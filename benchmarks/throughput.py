@@ -1,6 +1,6 @@
 """Crawl throughput with and without scrapy-templates.
 
-    python -m benchmarks.throughput [--rounds 5] [--sites sqlite,git,django]
+    python -m benchmarks.throughput [--rounds 6] [--sites sqlite,git,django]
 
 Serves the bundled demo site on 127.0.0.1 and crawls it with the example project's spider,
 alternating a crawl with the add-on (memory store, URL rules off) and one without, in
@@ -49,7 +49,7 @@ def crawl(
         int(stats.get("item_scraped_count", 0)),
         float(stats["elapsed_time_seconds"]),
         int(stats.get("downloader/response_count", 0)),
-        float(stats["benchmark/thread_cpu_seconds"]),
+        float(stats.get("benchmark/thread_cpu_seconds", "nan")),
     )
 
 
@@ -59,8 +59,10 @@ MODES = {"without": (False, False), "with": (True, True), "rules off": (True, Fa
 
 
 def alternate(url: str, name: str, rounds: int, extra: list[str], modes: list[str]) -> Runs:
-    """``rounds`` crawls of each of ``modes``, each round in another order (every order in
-    turn: which crawl follows which matters on a machine whose caches and clock warm up)."""
+    """``rounds`` crawls of each of ``modes``, each round in the next of their orders (with
+    rounds a multiple of the orders' number, 2 for two modes and 6 for three, each mode runs
+    as often in each place of a round; which crawl runs after which still differs at the
+    rounds' boundaries)."""
     runs: Runs = {mode: [] for mode in modes}
     orders = list(itertools.permutations(modes))
     for i in range(rounds):
@@ -97,7 +99,8 @@ def real_sites(names: list[str], rounds: int, extra: list[str]) -> list[str]:
         "",
         f"`python -m benchmarks.throughput --sites {','.join(names)} --rounds {rounds}`: each "
         "site crawled whole, with the add-on's default settings (URL rules on, the cold start "
-        "included) and without the add-on, alternating. These sites have no duplicate URLs: "
+        "included) and without the add-on, each round taking the crawls in the next of their "
+        "orders. These sites have no duplicate URLs: "
         "the add-on saves no download, and what it does costs time, save that it ends repeated "
         "links before Scrapy's scheduler (`TEMPLATES_URL_DROP_REPEATS`), which spares Scrapy's "
         "own work on each.",
@@ -133,7 +136,7 @@ def real_sites(names: list[str], rounds: int, extra: list[str]) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--articles", type=int, default=300, help="size of the demo site")
     parser.add_argument(
         "--sites",

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -29,8 +30,8 @@ async def _pools_closed(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
 
     monkeypatch.setattr(WorkerPool, "__init__", tracked)
     yield
-    for pool in pools:
-        await pool.close()
+    # a pool a test started in a loop of its own (asyncio.run) is that test's to close
+    await asyncio.gather(*(pool.close() for pool in pools), return_exceptions=True)
 
 
 @dataclass
