@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.asyncio.connection import parse_url
+from redis.asyncio.connection import BlockingConnectionPool, parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -36,6 +36,11 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from scrapy_templates.store.base import Observation, StoreError, StoreUnavailable
+
+# Connections a crawl process keeps to Redis: commands beyond them wait for one, for at most
+# _TIMEOUT seconds, the same as a command's answer; longer is an outage
+MAX_CONNECTIONS = 32
+_TIMEOUT = 5.0
 
 _UNION_FIND = """
 local function find(uf, x, compress)
@@ -313,14 +318,20 @@ class RedisStore:
     async def open(self) -> None:
         if self._client is None:
             # one immediate retry: a pooled connection that a Redis restart closed is replaced
-            # at once, while an outage still fails fast (the resilient layer takes over)
-            self._client = aioredis.from_url(
+            # at once, while an outage still fails fast (the resilient layer takes over).
+            # A blocking pool: a crawl marks many items at once, and a command past the
+            # pool's connections waits for one (redis-py's default pool raises at once,
+            # which would read as an outage)
+            pool = BlockingConnectionPool.from_url(
                 self.url,
-                socket_timeout=5,
-                socket_connect_timeout=5,
+                max_connections=MAX_CONNECTIONS,
+                timeout=_TIMEOUT,
+                socket_timeout=_TIMEOUT,
+                socket_connect_timeout=_TIMEOUT,
                 retry=Retry(NoBackoff(), 1),
                 retry_on_error=[RedisConnectionError, RedisTimeoutError],
             )
+            self._client = aioredis.Redis.from_pool(pool)
         self._observe = self._client.register_script(_OBSERVE)
         self._lookup = self._client.register_script(_LOOKUP)
         self._add_samples = self._client.register_script(_ADD_SAMPLES)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import pytest
 import redis
 
 from scrapy_templates.store.base import StoreError, StoreUnavailable
-from scrapy_templates.store.redis import RedisStore
+from scrapy_templates.store.redis import MAX_CONNECTIONS, RedisStore
 from scrapy_templates.store.resilient import ResilientStore
 from tests.conftest import RedisServer
 
@@ -49,3 +52,27 @@ async def test_memory_usage_counts_every_key_under_the_prefix(redis_server: Redi
     await store.open()
     assert await store.memory_usage() == (2500, expected)
     await store.close()
+
+
+async def test_a_burst_of_commands_waits_for_a_connection_instead_of_failing(
+    tmp_path: Path,
+) -> None:
+    """A crawl marks many items at once: more commands in flight than the client keeps
+    connections is a queue, not an outage."""
+    server = RedisServer(tmp_path)  # its own: no other test's clients among its connections
+    server.start()
+    try:
+        store = ResilientStore(RedisStore(server.url, prefix="burst"))
+        await store.open()
+        await asyncio.gather(
+            *(store.observe("s", f"p{n}", [n, n + 1], content_key=f"c{n}") for n in range(400))
+        )
+        assert not store.down
+        pages, counts = await store.counts("s")
+        assert pages == 400 and len(counts) == 401
+        with redis.Redis.from_url(server.url) as client:
+            clients = client.info("clients")["connected_clients"]
+        assert clients <= MAX_CONNECTIONS + 1  # and the one that asked
+        await store.close()
+    finally:
+        server.stop()
