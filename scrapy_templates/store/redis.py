@@ -37,9 +37,11 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from scrapy_templates.store.base import Observation, StoreError, StoreUnavailable
 
-# Connections a crawl process keeps to Redis: commands beyond them wait for one, for at most
-# _TIMEOUT seconds, the same as a command's answer; longer is an outage
+# Connections a crawler keeps to Redis: a command beyond them waits up to _POOL_WAIT seconds
+# for one (a healthy Redis frees one in milliseconds), and up to _TIMEOUT for its answer
+# (once more on a fresh connection); longer is an outage
 MAX_CONNECTIONS = 32
+_POOL_WAIT = 2.0
 _TIMEOUT = 5.0
 
 _UNION_FIND = """
@@ -325,7 +327,7 @@ class RedisStore:
             pool = BlockingConnectionPool.from_url(
                 self.url,
                 max_connections=MAX_CONNECTIONS,
-                timeout=_TIMEOUT,
+                timeout=_POOL_WAIT,
                 socket_timeout=_TIMEOUT,
                 socket_connect_timeout=_TIMEOUT,
                 retry=Retry(NoBackoff(), 1),
