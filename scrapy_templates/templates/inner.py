@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from scrapy_templates.page import HIDDEN_MIN_CHARS
+from scrapy_templates.templates.repeats import RepeatCache
 from scrapy_templates.templates.variability import path_without_ids
 
 # How far above a template pagelet its text is looked for: a footer inside the content
@@ -57,6 +58,10 @@ def _masked(text: str) -> str:
     return " ".join(_WORD.findall(_DIGIT.sub("0", text)))
 
 
+# template texts come back on every page that is learned from
+_template_masked = RepeatCache[str, str](4_000_000, _masked, len, len)
+
+
 @dataclass
 class InnerTemplates:
     """A site's template pagelet texts, by the paths of the elements that hold them."""
@@ -74,7 +79,7 @@ class InnerTemplates:
                 continue
             if "#" in path:
                 path = path_without_ids(path)
-            masked = _masked(text)
+            masked = _template_masked(text)
             if len(masked) < MIN_CHARS:  # mostly punctuation ("» » Home » »")
                 continue
             wordings = self.texts.get(path)

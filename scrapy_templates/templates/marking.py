@@ -29,7 +29,8 @@ from scrapy_templates.templates.decide import (
     spare_region_content,
 )
 from scrapy_templates.templates.evidence import SiteEvidence
-from scrapy_templates.templates.region import in_region, names_itself, navigation_links
+from scrapy_templates.templates.region import block_navigation, in_region, names_itself
+from scrapy_templates.templates.repeats import RepeatCache
 from scrapy_templates.templates.title import choose_title
 from scrapy_templates.templates.variability import BAR, DYNAMIC, FRAME, STATIC, layout_may_flag
 
@@ -135,7 +136,7 @@ class PageNavigation:
         found = self._known.get(i)
         if found is None:
             p = self._pagelets[i]
-            found = navigation_links(p.text, p.hrefs, p.anchors, self.host) if p.hrefs else 0
+            found = block_navigation(p.text, p.hrefs, p.anchors, self.host) if p.hrefs else 0
             self._known[i] = found
         return found
 
@@ -212,11 +213,17 @@ def decide_page(
     return PageMarks(flags, static, texts, sizes, marks, content, info, main_path, found.framed)
 
 
+# the ``nav`` element above each tag path that names one, asked of every page's pagelets
+_navigation_element = RepeatCache[str, str | None](
+    4_000_000, navigation_element, lambda found: len(found) if found else 0, len
+)
+
+
 def _author_navigation(page: Page, flags: list[bool]) -> list[bool]:
     """``flags`` with the pagelets of the page's ``nav`` elements (:func:`navigation_element`)
     set, for a ``nav`` that links to another page: one whose links all stay on the page is
     its table of contents (docutils writes ``.. contents::`` as a ``nav``)."""
-    elements = [navigation_element(p.path) for p in page.pagelets]
+    elements = [_navigation_element(p.path) if "nav" in p.path else None for p in page.pagelets]
     menus = {
         element
         for element, p in zip(elements, page.pagelets, strict=True)

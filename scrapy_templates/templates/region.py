@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
-from scrapy_templates.templates.pathcache import PathCache
+from scrapy_templates.templates.repeats import RepeatCache
 from scrapy_templates.templates.text import WORD, letters
 
 
@@ -213,7 +213,9 @@ def _all_prefixes(path: str) -> tuple[str, ...]:
 
 # ``a/b/c`` → ``("a", "a/b", "a/b/c")``, at most MAX_PREFIX_STEPS of them; cached, since a
 # site's paths repeat page after page (8 million characters, about 16 MB, at most).
-_prefixes = PathCache(8_000_000, _all_prefixes, lambda found: sum(map(len, found)))
+_prefixes = RepeatCache[str, tuple[str, ...]](
+    8_000_000, _all_prefixes, lambda found: sum(map(len, found)), len
+)
 
 
 def in_region(path: str, region: str) -> bool:
@@ -226,9 +228,10 @@ NAVIGATION_LINK_SHARE = 0.55
 def same_site(href: str, host: str) -> bool:
     """Whether a link leads to another page of the site: not a fragment of this page, not
     another host (a type name linked to an external API reference is not navigation)."""
-    if href.startswith("#"):
+    if href[:1] == "#":
         return False
-    if href.startswith("//") or ":" in href.split("/", 1)[0]:
+    colon = href.find(":")
+    if href[:2] == "//" or (colon >= 0 and href.find("/", 0, colon) < 0):
         try:
             parts = urlsplit(href)
         except ValueError:  # "http://[:PORT_NUMBER]/" in a page's text: leads nowhere
@@ -261,6 +264,26 @@ def navigation_links(text: str, hrefs: Sequence[str], anchors: Sequence[str], ho
         return 0
     outside = _words(text) - _words(" ".join(anchors))
     return len(targets) if sum(outside.values()) < len(hrefs) else 0
+
+
+Block = tuple[str, tuple[str, ...], tuple[str, ...], str]
+
+
+def _block_chars(block: Block) -> int:
+    text, hrefs, anchors, host = block
+    return len(text) + sum(map(len, hrefs)) + sum(map(len, anchors)) + len(host)
+
+
+# A site's menus and bars come back on page after page, and the test reads every word and link
+# of them (a reference manual's sidebar: hundreds of links on every page).
+_navigation = RepeatCache[Block, int](
+    4_000_000, lambda block: navigation_links(*block), lambda found: 0, _block_chars
+)
+
+
+def block_navigation(text: str, hrefs: Sequence[str], anchors: Sequence[str], host: str) -> int:
+    """:func:`navigation_links`, remembered for blocks that come back (bounded)."""
+    return _navigation((text, tuple(hrefs), tuple(anchors), host))
 
 
 def names_itself(hrefs: Sequence[str], url: str) -> bool:

@@ -34,8 +34,8 @@ from typing import Any
 
 from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.offsets import offset_signature, shared_weight, signature_weight
-from scrapy_templates.templates.pathcache import PathCache
 from scrapy_templates.templates.region import in_region, same_site
+from scrapy_templates.templates.repeats import RepeatCache
 from scrapy_templates.templates.text import WORD, letters
 
 BlockKey = tuple[str, int]
@@ -147,7 +147,7 @@ def layout_may_flag(level: int, path: str, navigation: bool, main_path: str | No
 _ID = re.compile(r"#[^/]*")
 # Tag paths without their ids, by tag path: a site's paths come back page after page (8
 # million characters, about 16 MB, at most).
-_without_ids = PathCache(8_000_000, lambda path: _ID.sub("", path), len)
+_without_ids = RepeatCache[str, str](8_000_000, lambda path: _ID.sub("", path), len, len)
 
 
 def path_without_ids(path: str) -> str:
@@ -171,13 +171,33 @@ def block_keys(paths: Sequence[str]) -> list[BlockKey]:
     return keys
 
 
+Links = tuple[tuple[str, ...], tuple[str, ...], str]
+
+
+def _label(links: Links) -> int:
+    hrefs, anchors, host = links
+    texts = tuple(a for h, a in zip(hrefs, anchors, strict=True) if a and same_site(h, host))
+    return hash(texts) if texts else 0
+
+
+def _links_chars(links: Links) -> int:
+    hrefs, anchors, host = links
+    return sum(map(len, hrefs)) + sum(map(len, anchors)) + len(host)
+
+
+# the link blocks of menus and bars come back on every page, with up to hundreds of links
+_labels = RepeatCache[Links, int](4_000_000, _label, lambda found: 0, _links_chars)
+
+
 def link_label(hrefs: Sequence[str], anchors: Sequence[str], host: str) -> int:
     """A hash of the texts of a block's links to other pages of the site on ``host`` (0: it
     has none). A link to a part of the page itself (a heading's "¶" permalink), one to
     another host (an "edit this on GitHub" link beside every function of a reference page),
-    and an icon without text label no way through the site."""
-    texts = tuple(a for h, a in zip(hrefs, anchors, strict=True) if a and same_site(h, host))
-    return hash(texts) if texts else 0
+    and an icon without text label no way through the site. Remembered for link blocks that
+    come back (bounded)."""
+    if not hrefs:
+        return 0
+    return _labels((tuple(hrefs), tuple(anchors), host))
 
 
 @dataclass(slots=True)

@@ -417,7 +417,7 @@ def test_page_navigation_answers_each_pagelet_once_when_asked(
         asked.append(text)
         return navigation_links(text, hrefs, anchors, host)
 
-    monkeypatch.setattr(marking, "navigation_links", counting)
+    monkeypatch.setattr(marking, "block_navigation", counting)
     page = _page(3)
     navigation = PageNavigation(page)
     nav = next(i for i, p in enumerate(page.pagelets) if p.path == "body/div#nav")

@@ -2,12 +2,15 @@ from __future__ import annotations
 
 import pytest
 
+from scrapy_templates.templates import region as region_module
 from scrapy_templates.templates.region import (
     MAX_PREFIX_STEPS,
     SiteRegion,
+    block_navigation,
     in_region,
     names_itself,
     navigation_links,
+    same_site,
 )
 
 HEADER, CONTENT, FOOTER = "body/div#header", "body/div#content", "body/div#footer"
@@ -275,3 +278,47 @@ def test_a_block_with_a_link_elsewhere_does_not_name_itself() -> None:
     assert not names_itself(["viewtopic.php?t=13"], topic)
     assert not names_itself(["/list?x=overview-tree"], "http://a.test/doc/tree.html")
     assert not names_itself(["http://[::1"], url)  # a link Python cannot split
+
+
+@pytest.mark.parametrize(
+    ("href", "expected"),
+    [
+        ("page.html", True),
+        ("/docs/page.html", True),
+        ("?page=2", True),
+        ("dir/a:b.html", True),  # a colon after a slash is in the path
+        ("#top", False),
+        ("", True),
+        ("http://site.test/a", True),
+        ("HTTPS://Site.Test/a", True),
+        ("//site.test/a", True),
+        ("//other.test/a", False),
+        ("http://other.test/a", False),
+        ("mailto:someone@site.test", False),
+        ("javascript:void(0)", False),
+        ("http://[:PORT_NUMBER]/", False),
+    ],
+)
+def test_same_site_tells_links_through_the_site_from_the_rest(href: str, expected: bool) -> None:
+    assert same_site(href, "site.test") is expected
+
+
+def test_a_block_that_comes_back_is_judged_once_and_alike() -> None:
+    menu = ("Home | Guide | API", ("/", "/guide.html", "/api.html"), ("Home", "Guide", "API"))
+    sentence = ("Uses of Pair in org.tuple", ("/org/tuple/Pair.html",), ("Pair",))
+    made: list[object] = []
+    cache = region_module._navigation
+    cache.entries.clear()
+    cache.chars = 0
+    make = cache.make
+    try:
+        cache.make = lambda block: made.append(block) or make(block)
+        for text, hrefs, anchors in (menu, sentence, menu, sentence, menu):
+            expected = navigation_links(text, list(hrefs), list(anchors), "site.test")
+            assert block_navigation(text, list(hrefs), anchors, "site.test") == expected
+            assert block_navigation(text, hrefs, anchors, "other.test") == navigation_links(
+                text, hrefs, anchors, "other.test"
+            )
+    finally:
+        cache.make = make
+    assert len(made) == len(set(made)) == 4, "each block on each host worked out once"

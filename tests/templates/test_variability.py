@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_templates.templates.pathcache import PathCache
 from scrapy_templates.templates.region import navigation_links
+from scrapy_templates.templates.repeats import RepeatCache
 from scrapy_templates.templates.text import WORD
 from scrapy_templates.templates.variability import (
     BAR,
@@ -349,7 +349,7 @@ def test_a_link_label_is_the_words_of_links_through_the_site() -> None:
 def test_paths_without_ids_are_cached_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     from scrapy_templates.templates import variability as module
 
-    cache = PathCache(2_000, module._without_ids.make, len)
+    cache = RepeatCache(2_000, module._without_ids.make, len, len)
     monkeypatch.setattr(module, "_without_ids", cache)
     for page in range(200):  # a generated id on every page
         assert block_keys([f"body/div#node{page}/div.header/p"]) == [("body/div/div.header/p", 0)]
