@@ -59,7 +59,7 @@ def _masked(text: str) -> str:
 
 
 # template texts come back on every page that is learned from
-_template_masked = RepeatCache[str, str](4_000_000, _masked, len, len)
+_template_masked = RepeatCache[str, str](1_000_000, _masked, len, len)
 
 
 @dataclass

@@ -215,7 +215,7 @@ def decide_page(
 
 # the ``nav`` element above each tag path that names one, asked of every page's pagelets
 _navigation_element = RepeatCache[str, str | None](
-    4_000_000, navigation_element, lambda found: len(found) if found else 0, len
+    1_000_000, navigation_element, lambda found: len(found) if found else 0, len
 )
 
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
-from scrapy_templates.templates.repeats import RepeatCache
+from scrapy_templates.templates.repeats import RepeatCache, strings_size
 from scrapy_templates.templates.text import WORD, letters
 
 
@@ -269,15 +269,15 @@ def navigation_links(text: str, hrefs: Sequence[str], anchors: Sequence[str], ho
 Block = tuple[str, tuple[str, ...], tuple[str, ...], str]
 
 
-def _block_chars(block: Block) -> int:
+def _block_size(block: Block) -> int:
     text, hrefs, anchors, host = block
-    return len(text) + sum(map(len, hrefs)) + sum(map(len, anchors)) + len(host)
+    return len(text) + len(host) + strings_size(hrefs) + strings_size(anchors)
 
 
 # A site's menus and bars come back on page after page, and the test reads every word and link
 # of them (a reference manual's sidebar: hundreds of links on every page).
 _navigation = RepeatCache[Block, int](
-    4_000_000, lambda block: navigation_links(*block), lambda found: 0, _block_chars
+    2_000_000, lambda block: navigation_links(*block), lambda found: 0, _block_size
 )
 
 

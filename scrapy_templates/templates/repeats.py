@@ -1,5 +1,5 @@
 """A cache of what is worked out from what a site's pages repeat, bounded by the characters
-it holds.
+it holds (for keys of many short strings, their objects' overhead too).
 
 Tag paths come back page after page, and so do the link blocks of menus and bars, so what is
 derived from one (a path's prefixes, its form without ids, whether a block reads as
@@ -10,12 +10,20 @@ would make such a cache grow without end, so it is emptied when its keys and val
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Generic, TypeVar, cast
 
 _K = TypeVar("_K", bound=Hashable)
 _V = TypeVar("_V")
 _MISSING = object()
+# what a str object holds beyond its characters (CPython, 64-bit): keys made of many short
+# strings (a menu's links) are sized by both
+STRING_OVERHEAD = 56
+
+
+def strings_size(strings: Sequence[str]) -> int:
+    """The characters of ``strings`` and their objects' overhead: what keeping them costs."""
+    return sum(map(len, strings)) + STRING_OVERHEAD * len(strings)
 
 
 class RepeatCache(Generic[_K, _V]):

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from scrapy_templates.templates.repeats import RepeatCache
+from scrapy_templates.templates.repeats import STRING_OVERHEAD, RepeatCache, strings_size
 
 
 def test_a_value_is_made_once_per_path() -> None:
@@ -44,3 +44,9 @@ def test_keys_of_any_hashable_kind_are_sized_by_their_own_measure() -> None:
     cache = RepeatCache(1_000, lambda key: sum(map(len, key)), lambda found: 0, lambda k: 7)
     assert cache(("ab", "cde")) == 5
     assert cache.chars == 7
+
+
+def test_many_short_strings_are_sized_by_their_objects_too() -> None:
+    links = ("/a", "/b", "/c")
+    assert strings_size(links) == 6 + 3 * STRING_OVERHEAD
+    assert strings_size(()) == 0
