@@ -28,7 +28,8 @@ def strings_size(strings: Sequence[str]) -> int:
 
 class RepeatCache(Generic[_K, _V]):
     """``make(key)`` for each key asked, kept until ``max_chars`` characters are held
-    (``size``: a value's characters; ``key_size``: a key's)."""
+    (``size``: a value's characters; ``key_size``: a key's); a key and value larger than that
+    are not kept at all."""
 
     def __init__(
         self,
@@ -50,6 +51,8 @@ class RepeatCache(Generic[_K, _V]):
             return cast(_V, found)
         made = self.make(key)
         cost = self.key_size(key) + self.size(made)
+        if cost > self.max_chars:  # one page's own, larger than the whole cache may hold
+            return made
         if self.chars + cost > self.max_chars:
             self.entries.clear()
             self.chars = 0

@@ -195,7 +195,7 @@ def link_label(hrefs: Sequence[str], anchors: Sequence[str], host: str) -> int:
     another host (an "edit this on GitHub" link beside every function of a reference page),
     and an icon without text label no way through the site. Remembered for link blocks that
     come back (bounded)."""
-    if not hrefs:
+    if not hrefs and not anchors:
         return 0
     return _labels((tuple(hrefs), tuple(anchors), host))
 

@@ -303,22 +303,22 @@ def test_same_site_tells_links_through_the_site_from_the_rest(href: str, expecte
     assert same_site(href, "site.test") is expected
 
 
-def test_a_block_that_comes_back_is_judged_once_and_alike() -> None:
+def test_a_block_that_comes_back_is_judged_once_and_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     menu = ("Home | Guide | API", ("/", "/guide.html", "/api.html"), ("Home", "Guide", "API"))
     sentence = ("Uses of Pair in org.tuple", ("/org/tuple/Pair.html",), ("Pair",))
+    hosted = ("Home | Guide", ("http://site.test/", "http://site.test/g.html"), ("Home", "Guide"))
     made: list[object] = []
     cache = region_module._navigation
-    cache.entries.clear()
-    cache.chars = 0
+    monkeypatch.setattr(cache, "entries", {})
+    monkeypatch.setattr(cache, "chars", 0)
     make = cache.make
-    try:
-        cache.make = lambda block: made.append(block) or make(block)
-        for text, hrefs, anchors in (menu, sentence, menu, sentence, menu):
-            expected = navigation_links(text, list(hrefs), list(anchors), "site.test")
-            assert block_navigation(text, list(hrefs), anchors, "site.test") == expected
-            assert block_navigation(text, hrefs, anchors, "other.test") == navigation_links(
-                text, hrefs, anchors, "other.test"
-            )
-    finally:
-        cache.make = make
-    assert len(made) == len(set(made)) == 4, "each block on each host worked out once"
+    monkeypatch.setattr(cache, "make", lambda block: made.append(block) or make(block))
+    for text, hrefs, anchors in (menu, sentence, hosted, menu, sentence, hosted):
+        for host in ("site.test", "other.test"):
+            expected = navigation_links(text, list(hrefs), list(anchors), host)
+            assert block_navigation(text, list(hrefs), anchors, host) == expected
+    assert len(made) == len(set(made)) == 6, "each block on each host worked out once"
+    assert block_navigation(*hosted, "site.test") == 2
+    assert block_navigation(*hosted, "other.test") == 0, "another host's links lead elsewhere"

@@ -50,3 +50,12 @@ def test_many_short_strings_are_sized_by_their_objects_too() -> None:
     links = ("/a", "/b", "/c")
     assert strings_size(links) == 6 + 3 * STRING_OVERHEAD
     assert strings_size(()) == 0
+
+
+def test_an_entry_larger_than_the_bound_is_made_but_not_kept() -> None:
+    cache = RepeatCache(100, str.upper, len, len)
+    assert cache("body/p") == "BODY/P"
+    huge = "x" * 80
+    assert cache(huge) == huge.upper()
+    assert huge not in cache.entries and "body/p" in cache.entries
+    assert cache.chars == 12

@@ -396,3 +396,10 @@ def test_a_block_seen_on_one_page_is_never_read(monkeypatch: pytest.MonkeyPatch)
     assert not any(text.startswith("story") for text in read)
     # the navigation, on every page, was read once it had been seen on min_pages pages
     assert read.count("Home News Sport") >= 3
+
+
+def test_a_link_label_is_the_hosts_own() -> None:
+    links = (("http://h/a.html", "http://h/b.html"), ("A", "B"))
+    assert link_label(*links, "h") != 0
+    assert link_label(*links, "other") == 0
+    assert link_label(*links, "h") != 0, "the other host's answer is not the first's"
