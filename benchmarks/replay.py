@@ -12,8 +12,9 @@ The default command replays every stored crawl through :func:`scrapy_templates.m
 — the pipeline's own marking flow, with its cold start and relearning by page counts, no
 Scrapy and no network — and scores each page's content text against the site's gold
 container as ``benchmarks.quality`` does; it also times the replay beyond parsing the pages
-(the marking's own cost per page, which a site with large menus once made ten times another's). The single-page extractors are scored on the same
-pages once and cached in ``benchmarks/output/peers/``. ``--docs`` writes the table into
+(the marking's own cost per page, which a site with large menus once made ten times
+another's). The single-page extractors are scored on the same pages once and cached in
+``benchmarks/output/peers/``. ``--docs`` writes the table into
 ``docs/quality.md``. The live crawl benchmark stays the judge of the cold start in real crawl
 order; the replay judges every site at once.
 """
