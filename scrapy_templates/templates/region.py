@@ -269,9 +269,14 @@ def navigation_links(text: str, hrefs: Sequence[str], anchors: Sequence[str], ho
 Block = tuple[str, tuple[str, ...], tuple[str, ...], str]
 
 
+def links_size(hrefs: Sequence[str], anchors: Sequence[str], host: str) -> int:
+    """What keeping a block's links (and the host they were judged for) costs a cache."""
+    return strings_size(hrefs) + strings_size(anchors) + len(host)
+
+
 def _block_size(block: Block) -> int:
     text, hrefs, anchors, host = block
-    return len(text) + len(host) + strings_size(hrefs) + strings_size(anchors)
+    return len(text) + links_size(hrefs, anchors, host)
 
 
 # A site's menus and bars come back on page after page, and the test reads every word and link

@@ -34,8 +34,8 @@ from typing import Any
 
 from scrapy_templates.templates.layout import SiteLayouts
 from scrapy_templates.templates.offsets import offset_signature, shared_weight, signature_weight
-from scrapy_templates.templates.region import in_region, same_site
-from scrapy_templates.templates.repeats import RepeatCache, strings_size
+from scrapy_templates.templates.region import in_region, links_size, same_site
+from scrapy_templates.templates.repeats import RepeatCache
 from scrapy_templates.templates.text import WORD, letters
 
 BlockKey = tuple[str, int]
@@ -180,13 +180,10 @@ def _label(links: Links) -> int:
     return hash(texts) if texts else 0
 
 
-def _links_size(links: Links) -> int:
-    hrefs, anchors, host = links
-    return strings_size(hrefs) + strings_size(anchors) + len(host)
-
-
 # the link blocks of menus and bars come back on every page, with up to hundreds of links
-_labels = RepeatCache[Links, int](2_000_000, _label, lambda found: 0, _links_size)
+_labels = RepeatCache[Links, int](
+    2_000_000, _label, lambda found: 0, lambda links: links_size(*links)
+)
 
 
 def link_label(hrefs: Sequence[str], anchors: Sequence[str], host: str) -> int:
