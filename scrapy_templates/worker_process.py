@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
     from scrapy_templates.page import Page
+    from scrapy_templates.worker_marking import WorkerMarking
 
 try:
     import fcntl
@@ -99,12 +100,31 @@ def answer(html: str | bytes, url: str, options: ParseOptions) -> tuple[Any, ...
     return ("page", to_wire(page.detach(options.main_path, options.blocks)))
 
 
+def marked(
+    marking: WorkerMarking, html: str | bytes, url: str, site: str, merges: list[Any]
+) -> tuple[Any, ...]:
+    """What a worker sends back for a page to mark, after taking in the shared store's
+    answers for pages it marked before (``merges``: site, fingerprints, observation):
+    ``("marked", Marked)`` or ``("page-error", reason, message)``."""
+    from scrapy_templates.page import PageError
+
+    for site_merged, fingerprints, shared in merges:
+        marking.merge(site_merged, fingerprints, shared)
+    try:
+        return ("marked", marking.mark(html, url, site))
+    except PageError as exc:
+        return ("page-error", exc.reason, str(exc))
+
+
 def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     """The worker's loop: answer requests until the input ends. A request is a page to
-    parse, ``(ident, "parse", html, url, options)``, or a host's URL-rule work,
-    ``(ident, "urls", job)``, answered by the worker's own keyring (see
+    parse, ``(ident, "parse", html, url, options)``; a page to mark, ``(ident, "mark", html,
+    url, site, merges, config)``, its ``config`` given with the first only (the worker keeps
+    its sites' counts and evidence, :mod:`scrapy_templates.worker_marking`); or a host's
+    URL-rule work, ``(ident, "urls", job)``, answered by the worker's own keyring (see
     :mod:`scrapy_templates.urlnorm.jobs`)."""
     keyring = None
+    marking: WorkerMarking | None = None
     reply: tuple[Any, ...]
     while True:
         try:
@@ -112,7 +132,14 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
         except EOFError:
             return
         try:
-            if kind == "urls":
+            if kind == "mark":
+                html, url, site, merges, config = args
+                if marking is None:
+                    from scrapy_templates.worker_marking import WorkerMarking
+
+                    marking = WorkerMarking(config)
+                reply = (ident, *marked(marking, html, url, site, merges))
+            elif kind == "urls":
                 from scrapy_templates.urlnorm.jobs import Keyring
 
                 keyring = keyring or Keyring()

@@ -28,11 +28,17 @@ import os
 import pickle
 import sys
 import time
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy_templates.page import Page, PageError, Pagelet
 from scrapy_templates.worker_process import HEADER, PARENT_ENV, ParseOptions, frame
+
+if TYPE_CHECKING:
+    from scrapy_templates.config import TemplatesConfig
+    from scrapy_templates.store.base import Observation
+    from scrapy_templates.worker_marking import Marked
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +93,7 @@ class _Worker:
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.alive = True
         self.ready = False
+        self.marking = False  # whether it was given the marking's settings
         # when the page at the head of ``pending`` reached the worker (as far as the crawl
         # can tell: its last reply, or the send when it had no page in hand)
         self.head_since = time.monotonic()
@@ -137,7 +144,7 @@ class _Worker:
                     continue
                 if kind == "page":
                     future.set_result(from_wire(rest[0]))
-                elif kind == "keyed":
+                elif kind in ("keyed", "marked"):
                     future.set_result(rest[0])
                 elif kind == "page-error":
                     future.set_exception(PageError(rest[0], rest[1]))
@@ -256,7 +263,7 @@ class WorkerPool:
         self.started += 1
         return _Worker(process)
 
-    async def _worker(self) -> _Worker:
+    async def _worker(self, key: str | None = None) -> _Worker:
         alive = [w for w in self.workers if w.alive]
         if len(alive) < len(self.workers):
             dead = [w for w in self.workers if not w.alive]
@@ -274,6 +281,8 @@ class WorkerPool:
         ready = [w for w in self.workers if w.ready]
         if not ready:
             raise WorkerStarting(f"the {self.role} workers are starting")
+        if key is not None:  # one worker holds the key's state while the pool stands
+            return ready[zlib.crc32(key.encode("utf-8")) % len(ready)]
         return min(ready, key=lambda w: len(w.pending))
 
     async def until_ready(self) -> None:
@@ -288,6 +297,26 @@ class WorkerPool:
         worker could answer (:class:`WorkerStarting` while none has started yet)."""
         page: Page = await self._call("parse", html, url, options)
         return page
+
+    async def mark(
+        self,
+        html: str | bytes,
+        url: str,
+        site: str,
+        config: TemplatesConfig,
+        merges: list[tuple[str, list[int], Observation]],
+    ) -> Marked:
+        """The page parsed, counted and decided by the worker that holds ``site``'s counts
+        and evidence (:class:`~scrapy_templates.worker_marking.WorkerMarking`), after it took
+        in ``merges``, the shared store's answers for pages of its sites marked before; raises
+        as :meth:`parse` does."""
+        worker = await self._worker(site)
+        self._ident += 1
+        given = None if worker.marking else config
+        worker.marking = True
+        message = frame((self._ident, "mark", html, url, site, merges, given))
+        found: Marked = await worker.send(self._ident, message)
+        return found
 
     async def run_url_job(self, job: Any) -> Any:
         """A :class:`~scrapy_templates.urlnorm.jobs.UrlJob` done by a worker's keyring: its

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 import lxml.etree
 import pytest
 
+from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.page import Detached, Page, PageError, parse_elements, parse_page
 from scrapy_templates.worker_process import (
     PARENT_ENV,
@@ -356,3 +357,62 @@ def test_a_worker_imports_its_own_work_only(work: str, imported: str, left_out: 
     )
     assert read_message(io.BytesIO(done.stdout)) == (0, "ready")
     assert done.stderr.decode().split() == [imported]
+
+
+def _press(n: int) -> list[tuple[str, str]]:
+    from tests.test_marker import pages
+
+    return pages(n)
+
+
+def _marking_config() -> TemplatesConfig:
+    from tests.test_marker import config
+
+    return config(TEMPLATES_BOOTSTRAP_PAGES=0)
+
+
+def test_serve_marks_pages_with_the_settings_of_the_first_request() -> None:
+    from scrapy_templates.store.base import Observation
+    from scrapy_templates.worker_marking import WorkerMarking
+
+    cfg = _marking_config()
+    crawl = _press(4)
+    merge = ("press.test", [1, 2], Observation(40, [30, 30]))
+    requests = io.BytesIO(
+        frame((1, "mark", crawl[0][1], crawl[0][0], "press.test", [], cfg))
+        + frame((2, "mark", crawl[1][1], crawl[1][0], "press.test", [merge], None))
+        + frame((3, "mark", b"%PDF-1.4", "http://press.test/f.pdf", "press.test", [], None))
+    )
+    replies = io.BytesIO()
+    serve(requests, replies)
+    replies.seek(0)
+    first, second, third = (read_message(replies) for _ in range(3))
+    here = WorkerMarking(cfg)
+    assert first[:2] == (1, "marked")
+    assert first[2].marks == here.mark(crawl[0][1], crawl[0][0], "press.test").marks
+    here.merge(*merge)
+    assert second[:2] == (2, "marked")
+    assert second[2].marks == here.mark(crawl[1][1], crawl[1][0], "press.test").marks
+    assert second[2].marks.info["pages_seen"] == 41, "the store's pages came in first"
+    assert third == (3, "page-error", "not-html", "body does not look like HTML")
+
+
+async def test_each_site_is_marked_by_one_worker_that_keeps_its_counts() -> None:
+    from scrapy_templates.worker_marking import WorkerMarking
+
+    cfg = _marking_config()
+    sites = {
+        "press.test": _press(8),
+        "other.test": [(u.replace("press.test", "other.test"), h) for u, h in _press(8)],
+    }
+    here = {site: WorkerMarking(cfg) for site in sites}
+    async with running(2) as pool:
+        for n in range(8):
+            for site, crawl in sites.items():
+                url, html = crawl[n]
+                there = await pool.mark(html, url, site, cfg, [])
+                assert there.marks == here[site].mark(html, url, site).marks
+        assert {len(w.pending) for w in pool.workers} == {0}
+        assert all(w.marking for w in pool.workers if w.ready)
+    url, html = _press(9)[8]
+    assert "Topic number" not in here["press.test"].mark(html, url, "press.test").marks.content
