@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from scrapy_templates.config import TemplatesConfig
 from scrapy_templates.page import Page, PageError, parse_page
 from scrapy_templates.sites import page_id
-from scrapy_templates.store.base import Observation, TemplateStore
+from scrapy_templates.store.base import CountSource, Observation, TemplateStore
 from scrapy_templates.templates.decide import Thresholds
 from scrapy_templates.templates.evidence import Evidence
 from scrapy_templates.templates.layout import SiteLayouts
@@ -98,13 +98,13 @@ class Marker:
     """The marking of one process: its store, its sites' evidence and the decision's
     settings. ``layout``: whether pages join layout clusters (``TEMPLATES_LAYOUT``)."""
 
-    store: TemplateStore
+    store: CountSource
     evidence: Evidence
     settings: MarkSettings
     layout: bool = True
 
     @classmethod
-    def from_config(cls, config: TemplatesConfig, store: TemplateStore) -> Marker:
+    def from_config(cls, config: TemplatesConfig, store: CountSource) -> Marker:
         """A marker with empty evidence, as a new crawl process starts."""
         return cls(store, build_evidence(config), mark_settings(config), config.layout)
 

@@ -5,31 +5,74 @@ and a decision taken on the thread after a parse in a worker costs it both the e
 decision. :class:`WorkerMarking` does all of a page's marking where the page is parsed: parse,
 count in the process's own copy of its sites' counts (:mod:`scrapy_templates.store.copy`),
 decide on the evidence it holds, learn. The crawl's thread gets the fingerprints (to count the
-page in the shared store, whose answer is merged back) and the marks.
+page in the shared store, whose answer comes back with the site's next page) and the marks.
+
+A site's first pages are held, not decided (the cold start, :mod:`~scrapy_templates.crawl.
+bootstrap`): the thread says when, and :meth:`WorkerMarking.release` decides them all as
+:meth:`~scrapy_templates.marker.Marker.decide_held` does. So is the first page of a site the
+worker knows nothing of (a worker started anew, a site whose evidence was evicted): the thread
+sends the store's counters for it with the release.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from scrapy_templates.config import TemplatesConfig
-from scrapy_templates.marker import Marker, build_evidence, mark_settings, page_fingerprints
-from scrapy_templates.page import parse_page
+from scrapy_templates.marker import Marker, page_fingerprints
+from scrapy_templates.page import Page, parse_page
 from scrapy_templates.sites import page_id
 from scrapy_templates.store.base import Observation
 from scrapy_templates.store.copy import CountCopy
 from scrapy_templates.templates.marking import PageMarks
+from scrapy_templates.templates.model import TemplateModel
+
+
+@dataclass(frozen=True, slots=True)
+class SiteSummary:
+    """What the crawl's thread needs to know of a site's evidence held in a worker: its main
+    path and the pages that taught it (``None``: the whole page), and its layout clusters."""
+
+    main_path: str | None = None
+    region_pages: int = 0
+    clusters: int = 0
+
+
+@dataclass(slots=True)
+class SiteNews:
+    """What the crawl's thread has for a site's worker, sent with the site's next request:
+    the store's answers for pages marked before (fingerprints, observation), a newer template
+    model, a pruning of the counters (below this count; 0: none), whether the layout clusters
+    are to be settled, and the store's counters (pages, counts) for a copy that starts late."""
+
+    merges: list[tuple[list[int], Observation]] = field(default_factory=list)
+    model: TemplateModel | None = None
+    prune_below: int = 0
+    recompute: bool = False
+    seed: tuple[int, dict[int, int]] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.merges or self.model or self.prune_below or self.recompute or self.seed)
 
 
 @dataclass(frozen=True, slots=True)
 class Marked:
     """A page marked where it was parsed: what the crawl's thread counts in the shared store
-    (``fingerprints``, ``text_hash``), what URL rules sample (``simhash``), and the marks."""
+    (``fingerprints``, ``text_hash``), what URL rules sample (``simhash``), the marks
+    (``None``: the page is held for its site's cold start), whether the worker knew the site
+    before this page, and the site's evidence as it stands."""
 
     fingerprints: list[int]
     text_hash: str
     simhash: int
-    marks: PageMarks
+    marks: PageMarks | None
+    known: bool
+    summary: SiteSummary
+
+
+# a held page: its request's ident, the page, its fingerprints, whether counting it counted it
+_Held = tuple[int, Page, list[int], bool]
 
 
 @dataclass
@@ -37,21 +80,32 @@ class WorkerMarking:
     """The marking state of the process that parses: its sites' counts and evidence."""
 
     config: TemplatesConfig
-    copy: CountCopy = field(default_factory=CountCopy)
+    copy: CountCopy = field(init=False)
     marker: Marker = field(init=False)
+    held: dict[str, list[_Held]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        # the marker never reaches a store: counts come from the copy
-        self.marker = Marker(
-            None,  # type: ignore[arg-type]
-            build_evidence(self.config),
-            mark_settings(self.config),
-            self.config.layout,
-        )
+        self.copy = CountCopy(self.config.layout_max_sites)
+        self.marker = Marker.from_config(self.config, self.copy)
 
-    def mark(self, html: str | bytes, url: str, site: str) -> Marked:
-        """Parse, count and decide one page of ``site``; raises
-        :class:`~scrapy_templates.page.PageError` as the parse does."""
+    def mark(
+        self,
+        html: str | bytes,
+        url: str,
+        site: str,
+        *,
+        hold: bool = False,
+        ident: int = 0,
+        news: SiteNews | None = None,
+    ) -> Marked:
+        """Parse, count and decide one page of ``site`` after taking in ``news``; with
+        ``hold`` (or a site this worker knows nothing of, while cold starts are on, or one
+        with pages held) the page is kept undecided, under ``ident``, for :meth:`release`.
+        Raises :class:`~scrapy_templates.page.PageError` as
+        the parse does."""
+        known = site in self.copy.sites
+        if news:
+            self.take(site, news)
         config = self.config
         page = parse_page(
             html,
@@ -62,9 +116,47 @@ class WorkerMarking:
         )
         fingerprints = page_fingerprints(page)
         obs = self.copy.site(site).observe(page_id(url), fingerprints, page.text_hash)
-        marks = self.marker.decide(site, page, fingerprints, obs, new=obs.new)
-        return Marked(fingerprints, page.text_hash, page.simhash, marks)
+        marks = None
+        cold = not known and self.config.bootstrap_pages > 0
+        if hold or cold or site in self.held:
+            self.held.setdefault(site, []).append((ident, page, fingerprints, obs.new))
+        else:
+            marks = self.marker.decide(site, page, fingerprints, obs, new=obs.new)
+        return Marked(fingerprints, page.text_hash, page.simhash, marks, known, self.summary(site))
 
-    def merge(self, site: str, fingerprints: list[int], shared: Observation) -> None:
-        """Take in the shared store's answer for a page this process marked."""
-        self.copy.site(site).merge(fingerprints, shared)
+    def release(
+        self, site: str, news: SiteNews | None = None
+    ) -> tuple[list[tuple[int, PageMarks | Exception]], SiteSummary]:
+        """Decide the site's held pages (after taking in ``news``), each with its ident, and
+        the site's evidence after them."""
+        if news:
+            self.take(site, news)
+        held = self.held.pop(site, [])
+        pages = [(page, fingerprints, new) for _, page, fingerprints, new in held]
+        decided = asyncio.run(self.marker.decide_held(site, pages)) if pages else []
+        return [(h[0], d) for h, d in zip(held, decided, strict=True)], self.summary(site)
+
+    def take(self, site: str, news: SiteNews) -> None:
+        """What the crawl's thread sent for ``site``."""
+        counts = self.copy.site(site)
+        if news.seed is not None:
+            counts.seed(*news.seed)
+        for fingerprints, shared in news.merges:
+            counts.merge(fingerprints, shared)
+        if news.prune_below:
+            counts.prune(news.prune_below)
+        if news.model is not None:
+            self.marker.evidence.models[site] = news.model
+        evidence = self.marker.evidence
+        if news.recompute and (blocks := evidence.site_blocks.get(site)) is not None:
+            blocks.recompute()
+
+    def summary(self, site: str) -> SiteSummary:
+        evidence = self.marker.evidence
+        region = evidence.regions.get(site)
+        blocks = evidence.site_blocks.get(site)
+        return SiteSummary(
+            region.main_path() if region is not None else None,
+            region.pages if region is not None else 0,
+            len(blocks.layouts.clusters) if blocks is not None else 0,
+        )

@@ -2,9 +2,11 @@
 :class:`~scrapy_templates.workers.WorkerPool`, that answers requests read on its stdin with
 replies on its stdout, one length-prefixed pickle each way.
 
-``python -m scrapy_templates.worker_process parse`` parses pages; ``… urls`` does a host's
-URL-rule work (:mod:`scrapy_templates.urlnorm.jobs`). A worker imports its own work, and only
-that, before it says it is ready: no asyncio, no Scrapy, and a URL-rule worker no parser. Two
+``python -m scrapy_templates.worker_process parse`` parses pages; ``… mark`` also counts
+and decides them (:mod:`scrapy_templates.worker_marking`); ``… urls`` does a host's URL-rule
+work (:mod:`scrapy_templates.urlnorm.jobs`). A worker imports its own work, and only that,
+before it says it is ready: no Scrapy, a parse worker no asyncio, and a URL-rule worker no
+parser. Two
 workers start while the crawl's first pages download, and on two cores each import they spare
 is time the crawl has.
 """
@@ -37,7 +39,11 @@ HEADER = struct.Struct("<I")
 # its own parent's id)
 PARENT_ENV = "SCRAPY_TEMPLATES_WORKER_PARENT"
 # what each kind of worker imports before it is ready
-_WORK = {"parse": "scrapy_templates.page", "urls": "scrapy_templates.urlnorm.jobs"}
+_WORK = {
+    "parse": "scrapy_templates.page",
+    "mark": "scrapy_templates.worker_marking",
+    "urls": "scrapy_templates.urlnorm.jobs",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,26 +106,36 @@ def answer(html: str | bytes, url: str, options: ParseOptions) -> tuple[Any, ...
     return ("page", to_wire(page.detach(options.main_path, options.blocks)))
 
 
-def marked(
-    marking: WorkerMarking, html: str | bytes, url: str, site: str, merges: list[Any]
-) -> tuple[Any, ...]:
-    """What a worker sends back for a page to mark, after taking in the shared store's
-    answers for pages it marked before (``merges``: site, fingerprints, observation):
+def marked(marking: WorkerMarking, args: list[Any]) -> tuple[Any, ...]:
+    """What a worker sends back for a page to mark (``html, url, site, hold, news``):
     ``("marked", Marked)`` or ``("page-error", reason, message)``."""
     from scrapy_templates.page import PageError
 
-    for site_merged, fingerprints, shared in merges:
-        marking.merge(site_merged, fingerprints, shared)
+    ident, html, url, site, hold, news = args
     try:
-        return ("marked", marking.mark(html, url, site))
+        found = marking.mark(html, url, site, hold=hold, ident=ident, news=news)
     except PageError as exc:
         return ("page-error", exc.reason, str(exc))
+    return ("marked", found)
+
+
+def released(marking: WorkerMarking, site: str, news: Any) -> tuple[Any, ...]:
+    """What a worker sends back when a site's held pages are released: ``("released",
+    [(ident, marks or failure)], summary)``, a page whose decision failed as the name and
+    text of its exception."""
+    decided, summary = marking.release(site, news)
+    out = [
+        (ident, (type(d).__name__, str(d)) if isinstance(d, Exception) else d)
+        for ident, d in decided
+    ]
+    return ("released", out, summary)
 
 
 def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     """The worker's loop: answer requests until the input ends. A request is a page to
     parse, ``(ident, "parse", html, url, options)``; a page to mark, ``(ident, "mark", html,
-    url, site, merges, config)``, its ``config`` given with the first only (the worker keeps
+    url, site, hold, news, config)``, or a site's held pages to decide, ``(ident, "release",
+    site, news, config)``, the ``config`` given with the first of these only (the worker keeps
     its sites' counts and evidence, :mod:`scrapy_templates.worker_marking`); or a host's
     URL-rule work, ``(ident, "urls", job)``, answered by the worker's own keyring (see
     :mod:`scrapy_templates.urlnorm.jobs`)."""
@@ -132,13 +148,16 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
         except EOFError:
             return
         try:
-            if kind == "mark":
-                html, url, site, merges, config = args
+            if kind in ("mark", "release"):
+                *args, config = args
                 if marking is None:
                     from scrapy_templates.worker_marking import WorkerMarking
 
                     marking = WorkerMarking(config)
-                reply = (ident, *marked(marking, html, url, site, merges))
+                if kind == "mark":
+                    reply = (ident, *marked(marking, [ident, *args]))
+                else:
+                    reply = (ident, *released(marking, *args))
             elif kind == "urls":
                 from scrapy_templates.urlnorm.jobs import Keyring
 
@@ -185,11 +204,11 @@ def widen_pipes(fds: tuple[int, ...] = (0, 1), size: int = PIPE_BYTES) -> None:
 
 
 def main(work: str = "parse") -> None:
-    """Import ``work``'s code (``parse`` or ``urls``), say so, and serve on stdin / stdout;
-    anything else that writes to stdout goes to stderr instead, so it cannot corrupt the
-    replies. Ctrl-C reaches the whole process group: the worker leaves it to the crawl, which
-    shuts down gracefully with the pages in flight and then closes the worker's input. A
-    killed crawl takes its workers with it (:func:`_exit_with_parent`)."""
+    """Import ``work``'s code (``parse``, ``mark`` or ``urls``), say so, and serve on
+    stdin / stdout; anything else that writes to stdout goes to stderr instead, so it cannot
+    corrupt the replies. Ctrl-C reaches the whole process group: the worker leaves it to the
+    crawl, which shuts down gracefully with the pages in flight and then closes the worker's
+    input. A killed crawl takes its workers with it (:func:`_exit_with_parent`)."""
     parent = int(os.environ.get(PARENT_ENV) or os.getppid())
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -37,8 +37,8 @@ from scrapy_templates.worker_process import HEADER, PARENT_ENV, ParseOptions, fr
 
 if TYPE_CHECKING:
     from scrapy_templates.config import TemplatesConfig
-    from scrapy_templates.store.base import Observation
-    from scrapy_templates.worker_marking import Marked
+    from scrapy_templates.templates.marking import PageMarks
+    from scrapy_templates.worker_marking import Marked, SiteNews, SiteSummary
 
 logger = logging.getLogger(__name__)
 
@@ -88,9 +88,12 @@ def from_wire(wire: tuple[Any, ...]) -> Page:
 class _Worker:
     """One child process and the futures of the pages it was sent."""
 
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, slot: int) -> None:
         self.process = process
+        self.slot = slot  # the keys routed to it (see WorkerPool.mark) stay while it is replaced
         self.pending: dict[int, asyncio.Future[Any]] = {}
+        # pages it holds for their site's cold start: their marks come with the site's release
+        self.held: dict[int, asyncio.Future[PageMarks]] = {}
         self.alive = True
         self.ready = False
         self.marking = False  # whether it was given the marking's settings
@@ -144,8 +147,13 @@ class _Worker:
                     continue
                 if kind == "page":
                     future.set_result(from_wire(rest[0]))
-                elif kind in ("keyed", "marked"):
+                elif kind == "keyed":
                     future.set_result(rest[0])
+                elif kind == "marked":
+                    future.set_result((rest[0], self._hold(ident, rest[0])))
+                elif kind == "released":
+                    self._released(rest[0])
+                    future.set_result(rest[1])
                 elif kind == "page-error":
                     future.set_exception(PageError(rest[0], rest[1]))
                 else:
@@ -153,12 +161,34 @@ class _Worker:
         except (asyncio.IncompleteReadError, ConnectionError, pickle.UnpicklingError) as exc:
             self._lose(f"worker exited ({type(exc).__name__})")
 
+    def _hold(self, ident: int, found: Marked) -> asyncio.Future[PageMarks] | None:
+        """The future of a page's marks when the worker holds it, registered as its reply
+        comes (its site's release may be the very next reply)."""
+        if found.marks is not None:
+            return None
+        held: asyncio.Future[PageMarks] = asyncio.get_running_loop().create_future()
+        self.held[ident] = held
+        return held
+
+    def _released(self, decided: list[tuple[int, Any]]) -> None:
+        """Answer the held pages a release decided (a failure comes as its exception's name
+        and text)."""
+        for ident, found in decided:
+            future = self.held.pop(ident, None)
+            if future is None or future.done():
+                continue
+            if isinstance(found, tuple):
+                future.set_exception(RuntimeError(f"{found[0]}: {found[1]}"))
+            else:
+                future.set_result(found)
+
     def _lose(self, why: str) -> None:
         self.alive = False
-        for future in self.pending.values():
+        for future in [*self.pending.values(), *self.held.values()]:
             if not future.done():
                 future.set_exception(WorkerUnavailable(why))
         self.pending.clear()
+        self.held.clear()
 
     async def close(self, timeout: float) -> None:
         self.alive = False
@@ -214,7 +244,7 @@ class WorkerPool:
         :meth:`close`."""
         async with self._starting:
             while len(self.workers) < self.size and not self._closed:
-                worker = await self._spawn()
+                worker = await self._spawn(len(self.workers))
                 if worker is None:
                     break
                 self.workers.append(worker)
@@ -239,7 +269,7 @@ class WorkerPool:
                     self.timeouts += 1
                     self.restarts_left += 1  # a kill is not a crash: it costs no restart
 
-    async def _spawn(self) -> _Worker | None:
+    async def _spawn(self, slot: int) -> _Worker | None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p
@@ -261,7 +291,7 @@ class WorkerPool:
             logger.warning("scrapy-templates: could not start a %s worker: %r", self.role, exc)
             return None
         self.started += 1
-        return _Worker(process)
+        return _Worker(process, slot)
 
     async def _worker(self, key: str | None = None) -> _Worker:
         alive = [w for w in self.workers if w.alive]
@@ -270,10 +300,12 @@ class WorkerPool:
             self.lost += len(dead)
             self.workers = alive
             await asyncio.gather(*(w.close(1.0) for w in dead))
-            while len(self.workers) < self.size and self.restarts_left > 0 and not self._closed:
+            for slot in sorted(w.slot for w in dead):
+                if len(self.workers) >= self.size or self.restarts_left <= 0 or self._closed:
+                    break
                 self.restarts_left -= 1
                 logger.warning("scrapy-templates: a %s worker exited; starting another", self.role)
-                worker = await self._spawn()
+                worker = await self._spawn(slot)
                 if worker is not None:
                     self.workers.append(worker)
         if not self.workers:
@@ -282,7 +314,11 @@ class WorkerPool:
         if not ready:
             raise WorkerStarting(f"the {self.role} workers are starting")
         if key is not None:  # one worker holds the key's state while the pool stands
-            return ready[zlib.crc32(key.encode("utf-8")) % len(ready)]
+            slot = zlib.crc32(key.encode("utf-8")) % self.size
+            routed = next((w for w in self.workers if w.slot == slot), None)
+            if routed is not None and not routed.ready:
+                raise WorkerStarting(f"the {self.role} worker of {key} is starting")
+            return routed or ready[slot % len(ready)]
         return min(ready, key=lambda w: len(w.pending))
 
     async def until_ready(self) -> None:
@@ -304,19 +340,36 @@ class WorkerPool:
         url: str,
         site: str,
         config: TemplatesConfig,
-        merges: list[tuple[str, list[int], Observation]],
-    ) -> Marked:
+        *,
+        hold: bool,
+        news: SiteNews | None,
+    ) -> tuple[Marked, asyncio.Future[PageMarks] | None]:
         """The page parsed, counted and decided by the worker that holds ``site``'s counts
         and evidence (:class:`~scrapy_templates.worker_marking.WorkerMarking`), after it took
-        in ``merges``, the shared store's answers for pages of its sites marked before; raises
-        as :meth:`parse` does."""
+        in ``news``; a page it holds (``hold``, or a site it did not know) comes with the
+        future of its marks, answered by the site's :meth:`release`. Raises as :meth:`parse`
+        does."""
+        worker = await self._worker(site)
+        self._ident += 1
+        ident = self._ident
+        given = None if worker.marking else config
+        worker.marking = True
+        message = frame((ident, "mark", html, url, site, hold, news, given))
+        answer: tuple[Marked, asyncio.Future[PageMarks] | None] = await worker.send(ident, message)
+        return answer
+
+    async def release(
+        self, site: str, config: TemplatesConfig, news: SiteNews | None
+    ) -> SiteSummary:
+        """Have ``site``'s worker decide the pages it holds (their futures from :meth:`mark`
+        are answered), after it took in ``news``; the site's evidence after them."""
         worker = await self._worker(site)
         self._ident += 1
         given = None if worker.marking else config
         worker.marking = True
-        message = frame((self._ident, "mark", html, url, site, merges, given))
-        found: Marked = await worker.send(self._ident, message)
-        return found
+        message = frame((self._ident, "release", site, news, given))
+        summary: SiteSummary = await worker.send(self._ident, message)
+        return summary
 
     async def run_url_job(self, job: Any) -> Any:
         """A :class:`~scrapy_templates.urlnorm.jobs.UrlJob` done by a worker's keyring: its

@@ -331,13 +331,15 @@ async def test_a_pool_asked_to_start_by_many_at_once_starts_its_workers_once() -
 
 
 @pytest.mark.parametrize(
-    ("work", "imported", "left_out"),
+    ("work", "loaded", "left_out"),
     [
-        ("parse", "scrapy_templates.page", "scrapy_templates.urlnorm.jobs"),
-        ("urls", "scrapy_templates.urlnorm.jobs", "scrapy_templates.page"),
+        ("parse", ["scrapy_templates.page"], "scrapy_templates.urlnorm.jobs"),
+        ("urls", ["scrapy_templates.urlnorm.jobs"], "scrapy_templates.page"),
+        # the marking releases held pages through the marker's coroutines
+        ("mark", ["asyncio", "scrapy_templates.worker_marking"], "scrapy_templates.urlnorm.jobs"),
     ],
 )
-def test_a_worker_imports_its_own_work_only(work: str, imported: str, left_out: str) -> None:
+def test_a_worker_imports_its_own_work_only(work: str, loaded: list[str], left_out: str) -> None:
     """Two workers start while the crawl's first pages download: on two cores, each module a
     worker imports is time taken from the crawl."""
     script = (
@@ -345,7 +347,7 @@ def test_a_worker_imports_its_own_work_only(work: str, imported: str, left_out: 
         "from scrapy_templates import worker_process\n"
         f"worker_process.main({work!r})\n"  # serves until its input ends: at once
         "loaded = [m for m in ('asyncio', 'scrapy', 'twisted', "
-        f"{imported!r}, {left_out!r}) if m in sys.modules]\n"
+        f"{loaded[-1]!r}, {left_out!r}) if m in sys.modules]\n"
         "print(' '.join(loaded), file=sys.stderr)\n"
     )
     done = subprocess.run(
@@ -356,7 +358,7 @@ def test_a_worker_imports_its_own_work_only(work: str, imported: str, left_out: 
         check=True,
     )
     assert read_message(io.BytesIO(done.stdout)) == (0, "ready")
-    assert done.stderr.decode().split() == [imported]
+    assert done.stderr.decode().split() == loaded
 
 
 def _press(n: int) -> list[tuple[str, str]]:
@@ -373,15 +375,17 @@ def _marking_config() -> TemplatesConfig:
 
 def test_serve_marks_pages_with_the_settings_of_the_first_request() -> None:
     from scrapy_templates.store.base import Observation
-    from scrapy_templates.worker_marking import WorkerMarking
+    from scrapy_templates.worker_marking import SiteNews, WorkerMarking
 
     cfg = _marking_config()
     crawl = _press(4)
-    merge = ("press.test", [1, 2], Observation(40, [30, 30]))
+    news = SiteNews(merges=[([1, 2], Observation(40, [30, 30]))])
     requests = io.BytesIO(
-        frame((1, "mark", crawl[0][1], crawl[0][0], "press.test", [], cfg))
-        + frame((2, "mark", crawl[1][1], crawl[1][0], "press.test", [merge], None))
-        + frame((3, "mark", b"%PDF-1.4", "http://press.test/f.pdf", "press.test", [], None))
+        frame((1, "mark", crawl[0][1], crawl[0][0], "press.test", False, None, cfg))
+        + frame((2, "mark", crawl[1][1], crawl[1][0], "press.test", False, news, None))
+        + frame(
+            (3, "mark", b"%PDF-1.4", "http://press.test/f.pdf", "press.test", False, None, None)
+        )
     )
     replies = io.BytesIO()
     serve(requests, replies)
@@ -390,11 +394,33 @@ def test_serve_marks_pages_with_the_settings_of_the_first_request() -> None:
     here = WorkerMarking(cfg)
     assert first[:2] == (1, "marked")
     assert first[2].marks == here.mark(crawl[0][1], crawl[0][0], "press.test").marks
-    here.merge(*merge)
     assert second[:2] == (2, "marked")
-    assert second[2].marks == here.mark(crawl[1][1], crawl[1][0], "press.test").marks
+    assert second[2].marks == here.mark(crawl[1][1], crawl[1][0], "press.test", news=news).marks
     assert second[2].marks.info["pages_seen"] == 41, "the store's pages came in first"
     assert third == (3, "page-error", "not-html", "body does not look like HTML")
+
+
+def test_serve_releases_held_pages_with_their_idents() -> None:
+    from tests.test_marker import config
+
+    cfg = config(TEMPLATES_BOOTSTRAP_PAGES=2)
+    crawl = _press(3)
+    requests = io.BytesIO(
+        b"".join(
+            frame((n, "mark", html, url, "press.test", True, None, cfg if n == 1 else None))
+            for n, (url, html) in enumerate(crawl, start=1)
+        )
+        + frame((4, "release", "press.test", None, None))
+    )
+    replies = io.BytesIO()
+    serve(requests, replies)
+    replies.seek(0)
+    marked = [read_message(replies) for _ in range(3)]
+    assert [(m[0], m[1], m[2].marks) for m in marked] == [(n, "marked", None) for n in (1, 2, 3)]
+    ident, kind, decided, summary = read_message(replies)
+    assert (ident, kind, [i for i, _ in decided]) == (4, "released", [1, 2, 3])
+    assert all("Topic number" not in marks.content for _, marks in decided)
+    assert summary.region_pages == 3
 
 
 async def test_each_site_is_marked_by_one_worker_that_keeps_its_counts() -> None:
@@ -410,9 +436,43 @@ async def test_each_site_is_marked_by_one_worker_that_keeps_its_counts() -> None
         for n in range(8):
             for site, crawl in sites.items():
                 url, html = crawl[n]
-                there = await pool.mark(html, url, site, cfg, [])
+                there, held = await pool.mark(html, url, site, cfg, hold=False, news=None)
+                assert held is None
                 assert there.marks == here[site].mark(html, url, site).marks
         assert {len(w.pending) for w in pool.workers} == {0}
         assert all(w.marking for w in pool.workers if w.ready)
     url, html = _press(9)[8]
-    assert "Topic number" not in here["press.test"].mark(html, url, "press.test").marks.content
+    last = here["press.test"].mark(html, url, "press.test").marks
+    assert last is not None and "Topic number" not in last.content
+
+
+async def test_held_pages_are_answered_by_their_sites_release() -> None:
+    from tests.test_marker import config
+
+    cfg = config(TEMPLATES_BOOTSTRAP_PAGES=2)
+    crawl = _press(3)
+    async with running(1) as pool:
+        answers = [
+            await pool.mark(html, url, "press.test", cfg, hold=True, news=None)
+            for url, html in crawl
+        ]
+        held = [future for _, future in answers]
+        assert all(future is not None and not future.done() for future in held)
+        summary = await pool.release("press.test", cfg, None)
+        assert summary.region_pages == 3
+        for future in held:
+            assert future is not None
+            assert "Topic number" not in (await future).content
+
+
+async def test_a_lost_worker_fails_the_pages_it_held() -> None:
+    from tests.test_marker import config
+
+    cfg = config(TEMPLATES_BOOTSTRAP_PAGES=2)
+    url, html = _press(1)[0]
+    async with running(1) as pool:
+        _, held = await pool.mark(html, url, "press.test", cfg, hold=True, news=None)
+        assert held is not None
+        pool.workers[0].process.kill()
+        with pytest.raises(WorkerUnavailable):
+            await asyncio.wait_for(held, 10)

@@ -3,6 +3,14 @@
 Each item is answered as soon as its page is counted: one parse, one store round trip, one
 decision (:func:`~scrapy_templates.templates.marking.decide_page`). The only wait is the cold
 start of a site (:mod:`~scrapy_templates.crawl.bootstrap`).
+
+With a parse worker and the local algorithm (the defaults on more than one CPU), the worker
+does all of a page's marking in one exchange — parse, count in its own copy of its sites'
+counts, decide on the evidence it holds (:mod:`scrapy_templates.worker_marking`) — and the
+crawl's thread counts the page in the shared store, whose answer goes back with the site's
+next page (:class:`~scrapy_templates.crawl.evidence_view.EvidenceView`). A site's first pages
+are held in the worker until the cold start releases them. Pages the worker cannot mark (none
+running, or it was lost with them) are marked here.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from itemadapter import ItemAdapter
 from scrapy.crawler import Crawler
 
 from scrapy_templates.crawl.bootstrap import Bootstrap
+from scrapy_templates.crawl.evidence_view import EvidenceView
 from scrapy_templates.crawl.runtime import TemplatesRuntime
 from scrapy_templates.marker import Marker, mark_settings, page_fingerprints
 from scrapy_templates.page import Page, PageError, parse_elements, parse_page
@@ -26,6 +35,7 @@ from scrapy_templates.sites import page_id
 from scrapy_templates.store.base import StoreError
 from scrapy_templates.templates.marking import PageMarks
 from scrapy_templates.urlnorm.samples import content_hash as text_hash
+from scrapy_templates.worker_marking import Marked
 from scrapy_templates.worker_process import ParseOptions
 from scrapy_templates.workers import WorkerPool, WorkerStarting, WorkerUnavailable, worker_count
 
@@ -61,10 +71,22 @@ class TemplatePipeline:
         self.max_bytes = config.max_html_bytes
         self.max_tags = config.max_tags
         workers = worker_count(config.parse_workers)
-        self.workers = WorkerPool(workers, deadline=config.parse_timeout) if workers > 0 else None
+        # the worker decides too, unless the decision needs the store's link components
+        self.marks_there = workers > 0 and config.algorithm == "local"
+        self.workers = (
+            WorkerPool(
+                workers,
+                deadline=config.parse_timeout,
+                work="mark" if self.marks_there else "parse",
+            )
+            if workers > 0
+            else None
+        )
+        self.config = config
         self.marking = mark_settings(config)
         self.store = runtime.store
         self.evidence = runtime.evidence
+        self.view: EvidenceView = runtime.view
         self.marker = Marker(self.store, self.evidence, self.marking, config.layout)
         self.urls = runtime.urls
         self.bootstrap = Bootstrap(
@@ -74,6 +96,8 @@ class TemplatePipeline:
             count=self._inc,
         )
         self._main_paths: dict[str, str | None] = {}
+        self._warm: set[str] = set()  # sites whose cold start in the worker is over
+        self._releasing: dict[str, asyncio.Future[None]] = {}
         self._start_waited_out = False  # the workers did not start in _START_WAIT
         self._logged_reasons: set[str] = set()
         self._tally: dict[str, int] = {}
@@ -176,8 +200,26 @@ class TemplatePipeline:
         site = self.site_of(url)
         pid = page_id(url)
         self.bootstrap.arriving(site)
+        here = False
+        if self.marks_there:
+            try:
+                await self._mark_there(adapter, html, url, site, pid)
+                return
+            except PageError as exc:
+                self._skip(adapter, exc.reason, str(exc))
+                return
+            except StoreError as exc:  # a bad value under our keys (an outage is absorbed)
+                self._skip(adapter, "store-error", str(exc))
+                return
+            except WorkerStarting:
+                self._count("templates/parse_workers/before_start")
+                here = True
+            except WorkerUnavailable as exc:
+                self._inc("templates/parse_workers/fallbacks")
+                logger.debug("scrapy-templates: marking %s here: %s", url, exc)
+                here = True
         try:
-            page = await self._parse(html, url, site, pid)
+            page = await self._parse(html, url, site, pid, here=here)
         except PageError as exc:
             self._skip(adapter, exc.reason, str(exc))
             return
@@ -196,25 +238,147 @@ class TemplatePipeline:
         except StoreError as exc:  # a bad value under our keys, not an outage (that is absorbed)
             self._skip(adapter, "store-error", str(exc))
             return
-        new_pages = self.runtime.new_pages
-        new_pages[site] = new_pages.get(site, 0) + 1
+        self._count_new(site)
         if held is None:
             if page.refetch is not None:
                 (page,) = await self.marker.answering(site, [page])
             marks = self.marker.decide(site, page, fingerprints, obs, new=new)
         else:
             marks = held
-        self._note_main_path(site, marks.main_path, self.evidence.region(site).pages)
+        self._note_main_path(site, marks.main_path)
         content_hash = self._write(adapter, marks)
+        await self._add_page(url, page.simhash, content_hash, marks)
+
+    def _count_new(self, site: str) -> None:
+        new_pages = self.runtime.new_pages
+        new_pages[site] = new_pages.get(site, 0) + 1
+
+    async def _add_page(
+        self, url: str, simhash: int, content_hash: str | None, marks: PageMarks
+    ) -> None:
+        """The page's content, for the URL rules' duplicate evidence."""
         parts = [t for t, flag in zip(marks.texts, marks.flags, strict=True) if t and not flag]
-        self.urls.add_page(url, page.simhash, content_hash, parts)
+        self.urls.add_page(url, simhash, content_hash, parts)
         await self.urls.flush()
 
-    async def _parse(self, html: str | bytes, url: str, site: str, pid: str) -> Page:
+    async def _mark_there(
+        self, adapter: ItemAdapter, html: str | bytes, url: str, site: str, pid: str
+    ) -> None:
+        """Mark the item's page in the worker that holds its site, count it in the store, and
+        wait for the cold start when the worker holds it; raises
+        :class:`~scrapy_templates.workers.WorkerUnavailable` when no worker marked it."""
+        marked, held = await self._send_mark(html, url, site)
+        try:
+            marks = await self._count_there(site, pid, marked, held)
+        finally:
+            if held is not None and not held.done():  # its item failed: no one asks for it
+                held.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self._count_new(site)
+        self._note_main_path(site, marks.main_path)
+        content_hash = self._write(adapter, marks)
+        await self._add_page(url, marked.simhash, content_hash, marks)
+
+    async def _count_there(
+        self, site: str, pid: str, marked: Marked, held: asyncio.Future[PageMarks] | None
+    ) -> PageMarks:
+        """Count a page the worker marked in the store; its marks (after the cold start when
+        the worker holds it)."""
+        obs = await self.store.observe(site, pid, marked.fingerprints, content_key=marked.text_hash)
+        view = self.view
+        view.answered(site, marked.fingerprints, obs)
+        self.bootstrap.counted(site, obs.pages)
+        if not marked.known and obs.pages > 1:
+            # the worker starts a site the store knows (a new worker, a site it evicted,
+            # another process's or an earlier run's): its copy starts from the store's
+            pages, counts = await self.store.counts(site)
+            view.seed(site, pages, counts)
+            if site in self._warm:
+                self._inc("templates/parse_workers/sites_restarted")
+        if held is None:
+            assert marked.marks is not None
+            return marked.marks
+        return await self._held_marks(site, obs.pages, held)
+
+    async def _send_mark(
+        self, html: str | bytes, url: str, site: str
+    ) -> tuple[Marked, asyncio.Future[PageMarks] | None]:
+        """The worker's answer for the page (waiting for a worker that starts), its held
+        marks' future when it holds it."""
+        assert self.workers is not None
+        hold = self.bootstrap.pages > 0 and site not in self._warm
+        for attempt in range(2):
+            news = self.view.news(site)
+            try:
+                marked, held = await self.workers.mark(
+                    html, url, site, self.config, hold=hold, news=news
+                )
+            except WorkerStarting:
+                self.view.unsent(site, news)
+                if attempt or self._start_waited_out:
+                    raise
+                await self._until_started()
+                continue
+            except WorkerUnavailable:
+                self.view.unsent(site, news)
+                raise
+            self.view.summaries[site] = marked.summary
+            self._count("templates/parse_workers/pages")
+            return marked, held
+        raise WorkerStarting("the parse workers are starting")
+
+    async def _until_started(self) -> None:
+        """Wait for the workers to start (at most :data:`_START_WAIT` for the crawl)."""
+        assert self.workers is not None
+        try:
+            await asyncio.wait_for(self.workers.until_ready(), _START_WAIT)
+        except asyncio.TimeoutError:
+            if not self._start_waited_out:
+                self._start_waited_out = True
+                logger.warning(
+                    "scrapy-templates: the parse worker did not start in %gs; pages are "
+                    "marked in the crawl's thread until it does",
+                    _START_WAIT,
+                )
+            raise WorkerStarting("the parse workers did not start") from None
+
+    async def _held_marks(
+        self, site: str, pages: int, held: asyncio.Future[PageMarks]
+    ) -> PageMarks:
+        """The marks of a page the worker holds: after the site's cold start (the store
+        knows ``pages`` of its pages), once the worker decided it with the other held ones."""
+        if self.bootstrap.wanted(pages):
+            await self.bootstrap.wait(site, held)
+        for _ in range(2):
+            if held.done():
+                break
+            await self._release(site)
+        return await held
+
+    async def _release(self, site: str) -> None:
+        """Have the worker decide the site's held pages; one release at a time per site, the
+        site's later pages sent to be decided at once."""
+        self._warm.add(site)
+        running = self._releasing.get(site)
+        if running is None or running.done():
+            running = self._releasing[site] = asyncio.ensure_future(self._send_release(site))
+        await asyncio.shield(running)
+
+    async def _send_release(self, site: str) -> None:
+        assert self.workers is not None
+        news = self.view.news(site)
+        try:
+            self.view.summaries[site] = await self.workers.release(site, self.config, news)
+        except WorkerUnavailable:
+            self.view.unsent(site, news)
+            raise
+
+    async def _parse(
+        self, html: str | bytes, url: str, site: str, pid: str, *, here: bool = False
+    ) -> Page:
         """The page, parsed by a worker when one has started (with the answers the marking
         will ask of its elements: the text below the site's main path, the title blocks when
-        the page has anchor text), else here. ``pid``: the page id."""
-        if self.workers is not None:
+        the page has anchor text), else (or ``here``) here. ``pid``: the page id."""
+        if self.workers is not None and not here:
             main_path = self.evidence.main_path(site) if self.marking.main_share > 0 else None
             blocks = bool(self.evidence.anchors(site).get(pid))
             page: Page | None = None
@@ -288,13 +452,13 @@ class TemplatePipeline:
         self._inc("templates/parse_workers/reparses")
         return parse_elements(html, k=self.k, max_bytes=self.max_bytes, max_tags=self.max_tags)
 
-    def _note_main_path(self, site: str, main_path: str | None, pages: int) -> None:
+    def _note_main_path(self, site: str, main_path: str | None) -> None:
         if main_path != self._main_paths.get(site):
             logger.info(
                 "scrapy-templates: main region of %s is now %s (after %d pages)",
                 site,
                 main_path or "the whole page",
-                pages,
+                self.view.region(site)[1],
             )
             self._main_paths[site] = main_path
 

@@ -24,12 +24,12 @@ from scrapy.utils.asyncio import AsyncioLoopingCall, create_looping_call
 from twisted.internet.task import LoopingCall
 
 from scrapy_templates.config import TemplatesConfig
+from scrapy_templates.crawl.evidence_view import EvidenceView
 from scrapy_templates.crawl.publisher import Publisher
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.marker import prune_below, thresholds
 from scrapy_templates.store.base import StoreError, StoreUnavailable
 from scrapy_templates.store.resilient import ResilientStore
-from scrapy_templates.templates.evidence import Evidence
 from scrapy_templates.templates.model import TemplateModel, learn_model
 
 logger = logging.getLogger(__name__)
@@ -44,13 +44,14 @@ class Relearner:
         config: TemplatesConfig,
         store: ResilientStore,
         owner: str,
-        evidence: Evidence,
+        view: EvidenceView,
         urls: UrlRules,
         stats: StatsCollector | None,
     ) -> None:
         self.config = config
         self.store = store
-        self.evidence = evidence
+        self.view = view
+        self.evidence = view.evidence
         self.urls = urls
         self.stats = stats
         self.thresholds = thresholds(config)
@@ -170,13 +171,8 @@ class Relearner:
         own layout clusters first (they are not shared)."""
         if self.config.layout:
             for site in sites:
-                found = self.evidence.site_blocks.get(site)
-                if found is not None:
-                    found.recompute()
-            self._set(
-                "templates/layout/clusters",
-                sum(len(b.layouts.clusters) for b in self.evidence.site_blocks.values()),
-            )
+                self.view.settle(site)
+            self._set("templates/layout/clusters", self.view.all_clusters())
         for site in sites:
             try:
                 took = await self.models.learn(
@@ -204,17 +200,16 @@ class Relearner:
         ):
             below = prune_below(self.config, pages)
             pruned = await self.store.prune(site, below)
+            self.view.pruned(site, below)
             self._pruned_at[site] = pages
             self._inc("templates/relearn/counters_pruned", pruned)
             counts = {fp: n for fp, n in counts.items() if n >= below}
         if newer is not None:
             self.evidence.models[site] = newer
         own = self.evidence.models.get(site)
-        region = self.evidence.region(site)
-        main_path, region_pages = region.main_path(), region.pages
+        main_path, region_pages = self.view.region(site)
         if own is not None and own.region_pages > region_pages:
             main_path, region_pages = own.main_path, own.region_pages
-        blocks = self.evidence.site_blocks.get(site)
         model = learn_model(
             site,
             version,
@@ -223,7 +218,7 @@ class Relearner:
             self.thresholds,
             main_path=main_path,
             region_pages=region_pages,
-            layout_clusters=len(blocks.layouts.clusters) if blocks is not None else 0,
+            layout_clusters=self.view.clusters(site),
         )
         self.evidence.models[site] = model
         self._inc("templates/relearn_count")

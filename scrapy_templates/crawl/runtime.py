@@ -25,6 +25,7 @@ from scrapy.utils.asyncio import is_asyncio_available
 from scrapy.utils.url import strip_url
 
 from scrapy_templates.config import TemplatesConfig
+from scrapy_templates.crawl.evidence_view import EvidenceView
 from scrapy_templates.crawl.relearn import Relearner
 from scrapy_templates.crawl.stores import build_store
 from scrapy_templates.crawl.urlrules import UrlRules
@@ -56,10 +57,11 @@ class TemplatesRuntime:
             max_owners=config.max_owners,
         )
         self.evidence = build_evidence(config)
-        self.urls = UrlRules(crawler, config)
-        self.relearner = Relearner(
-            config, self.store, self.owner, self.evidence, self.urls, self.stats
+        self.view = EvidenceView(
+            self.evidence, merges=not isinstance(self.store.primary, MemoryStore)
         )
+        self.urls = UrlRules(crawler, config)
+        self.relearner = Relearner(config, self.store, self.owner, self.view, self.urls, self.stats)
         self._opening: asyncio.Future[None] | None = None
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)

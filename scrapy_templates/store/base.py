@@ -33,15 +33,9 @@ class Observation:
     new: bool = True
 
 
-class TemplateStore(Protocol):
-    """Counters shared by every crawler process. All methods are coroutines; a backend that
-    cannot answer raises :class:`StoreError`."""
-
-    async def open(self) -> None:
-        """Connect; called once when the spider opens."""
-
-    async def close(self) -> None:
-        """Release connections; called once when the spider closes."""
+class CountSource(Protocol):
+    """Where a :class:`~scrapy_templates.marker.Marker` counts pages: the shared store, or a
+    process's own copy of its sites' counts (:mod:`scrapy_templates.store.copy`)."""
 
     async def observe(
         self,
@@ -73,6 +67,17 @@ class TemplateStore(Protocol):
     ) -> Observation:
         """Counts as :meth:`observe` would return them, without recording anything."""
         ...
+
+
+class TemplateStore(CountSource, Protocol):
+    """Counters shared by every crawler process. All methods are coroutines; a backend that
+    cannot answer raises :class:`StoreError`."""
+
+    async def open(self) -> None:
+        """Connect; called once when the spider opens."""
+
+    async def close(self) -> None:
+        """Release connections; called once when the spider closes."""
 
     async def add_url_samples(
         self, site: str, samples: Sequence[str], cap: int, draws: Sequence[float]

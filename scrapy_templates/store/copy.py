@@ -10,10 +10,11 @@ it lags the shared counts by the pages in flight and never runs ahead of them fo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from scrapy_templates.store.base import Observation
+from scrapy_templates.store.base import Observation, StoreError
 
 
 @dataclass
@@ -42,6 +43,11 @@ class SiteCounts:
                 counts[fp] = counts.get(fp, 0) + 1
         return Observation(self.counted, [counts.get(fp, 0) for fp in fingerprints], [], new)
 
+    def lookup(self, fingerprints: Sequence[int]) -> Observation:
+        """The counts as they stand, counting nothing."""
+        counts = self.counts
+        return Observation(self.counted, [counts.get(fp, 0) for fp in fingerprints], [], False)
+
     def merge(self, fingerprints: Sequence[int], shared: Observation) -> None:
         """Take in the store's answer for a page: each count, and the pages counted, become
         the larger of the copy's and the store's."""
@@ -50,6 +56,15 @@ class SiteCounts:
         for fp, n in zip(fingerprints, shared.counts, strict=True):
             if n > counts.get(fp, 0):
                 counts[fp] = n
+
+    def seed(self, pages: int, counts: Mapping[int, int]) -> None:
+        """Take in every counter of the store (a copy started late: its process lost the
+        one it had)."""
+        self.counted = max(self.counted, pages)
+        own = self.counts
+        for fp, n in counts.items():
+            if n > own.get(fp, 0):
+                own[fp] = n
 
     def prune(self, below: int) -> int:
         """Forget counters under ``below``, as the store's pruning does; how many went."""
@@ -61,12 +76,41 @@ class SiteCounts:
 
 @dataclass
 class CountCopy:
-    """The counts of every site a process decides pages of."""
+    """The counts of the sites a process decides pages of: at most ``max_sites``, the least
+    recently used going first (as the sites' evidence does)."""
 
-    sites: dict[str, SiteCounts] = field(default_factory=dict)
+    max_sites: int = 1_000_000
+    sites: OrderedDict[str, SiteCounts] = field(default_factory=OrderedDict)
 
     def site(self, site: str) -> SiteCounts:
         found = self.sites.get(site)
         if found is None:
             found = self.sites[site] = SiteCounts()
+            while len(self.sites) > self.max_sites:
+                self.sites.popitem(last=False)
+        else:
+            self.sites.move_to_end(site)
         return found
+
+    async def observe(
+        self,
+        site: str,
+        page_id: str,
+        fingerprints: Sequence[int],
+        links: Sequence[str] = (),
+        *,
+        content_key: str = "",
+        components: bool = False,
+    ) -> Observation:
+        """:meth:`TemplateStore.observe` over the copy (the local algorithm's counts)."""
+        if components:
+            raise StoreError("a copy of the counts keeps no link components")
+        return self.site(site).observe(page_id, fingerprints, content_key)
+
+    async def lookup(
+        self, site: str, page_id: str, fingerprints: Sequence[int], *, components: bool = False
+    ) -> Observation:
+        """:meth:`TemplateStore.lookup` over the copy."""
+        if components:
+            raise StoreError("a copy of the counts keeps no link components")
+        return self.site(site).lookup(fingerprints)

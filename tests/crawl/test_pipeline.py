@@ -470,11 +470,31 @@ async def test_a_parse_worker_gives_the_items_parsing_here_gives() -> None:
     assert here.stats.get_value("templates/parse_workers/pages") is None
 
 
-async def test_a_cold_starts_held_pages_are_parsed_again_by_the_worker_not_here() -> None:
-    # held pages went to the worker before their site had a main path or anchor texts: the
-    # worker detaches them anew for their review, and none is parsed on the crawl's thread
+async def test_a_cold_start_held_in_the_worker_marks_as_here() -> None:
     items = demo_items()[:12]
     held = {"TEMPLATES_BOOTSTRAP_PAGES": len(items) - 1}
+    here = make_pipeline(TEMPLATES_PARSE_WORKERS=0, **held)
+    there = make_pipeline(TEMPLATES_PARSE_WORKERS=1, **held)
+    marked = []
+    for pipeline in (here, there):
+        await open_with_started_workers(pipeline) if pipeline is there else await here.open_spider()
+        marked.append(await asyncio.gather(*(pipeline.process_item(dict(i)) for i in items)))
+        await close(pipeline)
+    assert marked[0] == marked[1]
+    assert all(i["templates"]["pages_seen"] == 12 for i in marked[1])
+    assert there.stats is not None
+    stats = there.stats.get_stats()
+    assert stats["templates/parse_workers/pages"] == 12
+    assert stats["templates/bootstrap_waits"] == 11
+    assert "templates/parse_workers/fallbacks" not in stats
+
+
+async def test_a_cold_starts_held_pages_are_parsed_again_by_the_worker_not_here() -> None:
+    # with the global algorithm the worker parses and the thread decides: held pages went to
+    # the worker before their site had a main path or anchor texts, the worker detaches them
+    # anew for their review, and none is parsed on the crawl's thread
+    items = demo_items()[:12]
+    held = {"TEMPLATES_BOOTSTRAP_PAGES": len(items) - 1, "TEMPLATES_ALGORITHM": "global"}
     here = make_pipeline(TEMPLATES_PARSE_WORKERS=0, **held)
     there = make_pipeline(TEMPLATES_PARSE_WORKERS=1, **held)
     marked = []
@@ -508,7 +528,7 @@ async def test_items_are_parsed_here_once_the_worker_failed_to_start_in_time(
 ) -> None:
     monkeypatch.setattr(pipeline_module, "_START_WAIT", 0.3)
 
-    async def never_ready(self: WorkerPool) -> _Worker:  # an interpreter stuck importing
+    async def never_ready(self: WorkerPool, slot: int) -> _Worker:  # stuck importing
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-c",
@@ -516,7 +536,7 @@ async def test_items_are_parsed_here_once_the_worker_failed_to_start_in_time(
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
         )
-        return _Worker(process)
+        return _Worker(process, slot)
 
     monkeypatch.setattr(WorkerPool, "_spawn", never_ready)
     pipeline = make_pipeline(TEMPLATES_PARSE_WORKERS=1)
