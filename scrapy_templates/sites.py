@@ -6,13 +6,10 @@ import hashlib
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-import tldextract
-
 SiteFunction = Callable[[str], str]
-
-_extract = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
 # The authority of a plain http(s) URL: what ``urlsplit`` would take for its netloc, read
@@ -33,9 +30,18 @@ def host_site(url: str) -> str:
     return netloc.rpartition("@")[2].lower()
 
 
+@lru_cache(maxsize=1)
+def _extractor() -> Callable[[str], Any]:
+    """The public-suffix splitter, made when first asked for (it imports a tenth of a second
+    of modules that a parse worker, which never asks, would pay at every start)."""
+    import tldextract
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
 @lru_cache(maxsize=4096)
 def _registered(host: str) -> str:
-    return _extract(host).top_domain_under_public_suffix or host
+    return _extractor()(host).top_domain_under_public_suffix or host
 
 
 def domain_site(url: str) -> str:

@@ -57,6 +57,7 @@ class Bootstrap:
         self._since: dict[str, float] = {}
         self._held: dict[str, list[tuple[Any, asyncio.Future[Any]]]] = {}
         self._deciding: dict[str, list[tuple[Any, asyncio.Future[Any]]]] = {}
+        self._watches: dict[str, asyncio.Future[None]] = {}
 
     def wanted(self, known_pages: int) -> bool:
         """Whether an item of a site the store knows ``known_pages`` pages of (its own
@@ -142,7 +143,7 @@ class Bootstrap:
         """Wait until ``site`` has enough pages counted, the crawl has nothing in flight, no
         page of the site has come or been counted for the timeout (or :data:`MAX_WAITS`
         timeouts have passed since the site's first wait), or ``decided`` is done (another held
-        item decided this one)."""
+        item decided this one). The site's waiting items share one watch over these."""
         ready = self._ready.get(site)
         if ready is None:
             ready = self._ready[site] = asyncio.Event()
@@ -155,27 +156,43 @@ class Bootstrap:
         if ready.is_set() or self.timeout <= 0:
             return
         self.count("templates/bootstrap_waits")
+        watch = self._watches.get(site)
+        if watch is None or watch.done():
+            watch = self._watches[site] = asyncio.ensure_future(self._watch(site, ready))
+        if decided is None:
+            await asyncio.shield(watch)
+        else:
+            await asyncio.wait([watch, decided], return_when=asyncio.FIRST_COMPLETED)
+            if watch.done():
+                watch.result()  # a watch that failed fails its items' waits
+
+    async def _watch(self, site: str, ready: asyncio.Event) -> None:
+        """Return when the site's wait ends (see :meth:`wait`)."""
         start = time.monotonic()
         # the cap is the site's: a batch decided at it leaves the next items no new budget
         cap = self._since.setdefault(site, start) + MAX_WAITS * self.timeout
         idle_since: float | None = None
-        while not ready.is_set() and (decided is None or not decided.done()):
-            now = time.monotonic()
-            last = max(start, self._last_news.get(site, start))
-            if now >= min(last + self.timeout, cap):
-                self.count("templates/bootstrap_timeouts")
-                return
-            if self._downloading():
-                idle_since = None
-            elif idle_since is None:
-                idle_since = now
-            elif now - idle_since >= IDLE_SECONDS:
-                self.count("templates/bootstrap_idle")
-                return
-            try:
-                await asyncio.wait_for(ready.wait(), _POLL_SECONDS)
-            except asyncio.TimeoutError:
-                continue
+        try:
+            while not ready.is_set():
+                now = time.monotonic()
+                last = max(start, self._last_news.get(site, start))
+                if now >= min(last + self.timeout, cap):
+                    self.count("templates/bootstrap_timeouts")
+                    return
+                if self._downloading():
+                    idle_since = None
+                elif idle_since is None:
+                    idle_since = now
+                elif now - idle_since >= IDLE_SECONDS:
+                    self.count("templates/bootstrap_idle")
+                    return
+                try:
+                    await asyncio.wait_for(ready.wait(), _POLL_SECONDS)
+                except asyncio.TimeoutError:
+                    continue
+        finally:
+            if self._watches.get(site) is asyncio.current_task():
+                del self._watches[site]
 
     def _downloading(self) -> bool:
         """Whether the crawl has a download in flight (a crawler without an engine, outside a
