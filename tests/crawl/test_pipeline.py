@@ -569,6 +569,31 @@ async def test_pages_a_dead_worker_held_are_parsed_here() -> None:
     assert pipeline.stats.get_value("templates/parse_workers/lost") >= 1
 
 
+async def test_a_cold_start_a_lost_worker_held_is_marked_here_and_the_next_worker_is_seeded() -> (
+    None
+):
+    items = demo_items()[:12]
+    pipeline = make_pipeline(TEMPLATES_PARSE_WORKERS=1, TEMPLATES_BOOTSTRAP_PAGES=8)
+    await open_with_started_workers(pipeline)
+    assert pipeline.workers is not None
+    waiting = [asyncio.ensure_future(pipeline.process_item(dict(i))) for i in items[:4]]
+    while len(pipeline.workers.workers[0].held) < 4:  # the four held in the worker
+        await asyncio.sleep(0.01)
+    pipeline.workers.workers[0].process.kill()
+    first = await asyncio.wait_for(asyncio.gather(*waiting), 30)
+    assert all(i["pagelets"] and "reason" not in i["templates"] for i in first)
+    await pipeline.workers.until_ready()
+    later = [await pipeline.process_item(dict(i)) for i in items[4:]]
+    await close(pipeline)
+    assert all(i["pagelets"] and "reason" not in i["templates"] for i in later)
+    stats = pipeline.stats.get_stats() if pipeline.stats is not None else {}
+    assert stats["templates/parse_workers/fallbacks"] == 4
+    assert stats["templates/parse_workers/lost"] == 1
+    # the new worker took the site from the store's counters, not from one page
+    assert later[0]["templates"]["pages_seen"] == 5
+    assert stats["templates/parse_workers/pages"] >= 8
+
+
 def test_parse_workers_default_to_one_on_more_than_one_cpu(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
