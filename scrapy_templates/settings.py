@@ -338,7 +338,7 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         COUNT,
         none="one worker when this process may use more than one CPU, else none",
-        doc="Child processes that parse pages off the crawl's thread (the HTML goes over a pipe, the parse runs on another core); None: one when this process may use more than one CPU; 0: parse in the crawl's thread. Pages that come while a worker starts (about 0.3 s) are parsed in the crawl's thread; a worker that dies is replaced, and its pages are parsed in the crawl's thread. When this is above 0 (or None on more than one CPU), URL rules are also learned in a child process of their own; at 0, in a thread.",
+        doc="Child processes that mark pages off the crawl's thread (the HTML goes over a pipe; with the local algorithm the worker parses, counts in its own copy of its sites' counts and decides, each site always in the same worker, while the crawl's thread counts the page in the store; with the global algorithm it parses only); None: one when this process may use more than one CPU; 0: all in the crawl's thread. Pages that come while a worker starts (about 0.3 s) wait for it, at most 10 s, and are then marked in the crawl's thread; a worker that dies is replaced, and the pages it had are marked in the crawl's thread. When this is above 0 (or None on more than one CPU), URL rules are also learned in a child process of their own; at 0, in a thread.",
     ),
     Setting(
         "TEMPLATES_PARSE_TIMEOUT",
