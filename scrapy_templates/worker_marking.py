@@ -10,8 +10,9 @@ page in the shared store, whose answer comes back with the site's next page) and
 A site's first pages are held, not decided (the cold start, :mod:`~scrapy_templates.crawl.
 bootstrap`): the thread says when, and :meth:`WorkerMarking.release` decides them all as
 :meth:`~scrapy_templates.marker.Marker.decide_held` does. So is the first page of a site the
-worker knows nothing of (a worker started anew, a site whose evidence was evicted): the thread
-sends the store's counters for it with the release.
+worker knows nothing of (a new site, a worker started anew, a site whose evidence was
+evicted): the thread sends the store's counters for it with the release when the store knows
+the site.
 """
 
 from __future__ import annotations
@@ -58,11 +59,12 @@ class SiteNews:
 
 @dataclass(frozen=True, slots=True)
 class Marked:
-    """A page marked where it was parsed: what the crawl's thread counts in the shared store
-    (``fingerprints``, ``text_hash``), what URL rules sample (``simhash``), the marks
-    (``None``: the page is held for its site's cold start), whether the worker knew the site
-    before this page, and the site's evidence as it stands."""
+    """A page of ``site`` marked where it was parsed: what the crawl's thread counts in the
+    shared store (``fingerprints``, ``text_hash``), what URL rules sample (``simhash``), the
+    marks (``None``: the page is held until its site's release), whether the worker knew the
+    site before this page, and the site's evidence as it stands."""
 
+    site: str
     fingerprints: list[int]
     text_hash: str
     simhash: int
@@ -99,10 +101,9 @@ class WorkerMarking:
         news: SiteNews | None = None,
     ) -> Marked:
         """Parse, count and decide one page of ``site`` after taking in ``news``; with
-        ``hold`` (or a site this worker knows nothing of, while cold starts are on, or one
-        with pages held) the page is kept undecided, under ``ident``, for :meth:`release`.
-        Raises :class:`~scrapy_templates.page.PageError` as
-        the parse does."""
+        ``hold`` (or a site this worker knows nothing of, or one with pages held) the page is
+        kept undecided, under ``ident``, for :meth:`release`. Raises
+        :class:`~scrapy_templates.page.PageError` as the parse does."""
         known = site in self.copy.sites
         if news:
             self.take(site, news)
@@ -117,24 +118,43 @@ class WorkerMarking:
         fingerprints = page_fingerprints(page)
         obs = self.copy.site(site).observe(page_id(url), fingerprints, page.text_hash)
         marks = None
-        cold = not known and self.config.bootstrap_pages > 0
-        if hold or cold or site in self.held:
+        if hold or not known or site in self.held:
             self.held.setdefault(site, []).append((ident, page, fingerprints, obs.new))
         else:
             marks = self.marker.decide(site, page, fingerprints, obs, new=obs.new)
-        return Marked(fingerprints, page.text_hash, page.simhash, marks, known, self.summary(site))
+        return Marked(
+            site, fingerprints, page.text_hash, page.simhash, marks, known, self.summary(site)
+        )
 
     def release(
-        self, site: str, news: SiteNews | None = None
+        self, site: str, news: SiteNews | None = None, *, review: bool = True
     ) -> tuple[list[tuple[int, PageMarks | Exception]], SiteSummary]:
         """Decide the site's held pages (after taking in ``news``), each with its ident, and
-        the site's evidence after them."""
+        the site's evidence after them: with ``review``, as a cold start decides them
+        (:meth:`~scrapy_templates.marker.Marker.decide_held`), else each in turn, as if it had
+        not been held. A page whose decision fails gets its exception."""
         if news:
             self.take(site, news)
         held = self.held.pop(site, [])
-        pages = [(page, fingerprints, new) for _, page, fingerprints, new in held]
-        decided = asyncio.run(self.marker.decide_held(site, pages)) if pages else []
+        decided: list[PageMarks | Exception]
+        try:
+            if review:
+                pages = [(page, fingerprints, new) for _, page, fingerprints, new in held]
+                decided = asyncio.run(self.marker.decide_held(site, pages)) if pages else []
+            else:
+                decided = [self._decide_now(site, *h[1:]) for h in held]
+        except Exception as exc:  # the batch's failure is each of its pages'
+            decided = [exc] * len(held)
         return [(h[0], d) for h, d in zip(held, decided, strict=True)], self.summary(site)
+
+    def _decide_now(
+        self, site: str, page: Page, fingerprints: list[int], new: bool
+    ) -> PageMarks | Exception:
+        try:
+            obs = self.copy.site(site).lookup(fingerprints)
+            return self.marker.decide(site, page, fingerprints, obs, new=new)
+        except Exception as exc:
+            return exc
 
     def take(self, site: str, news: SiteNews) -> None:
         """What the crawl's thread sent for ``site``."""

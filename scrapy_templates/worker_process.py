@@ -119,11 +119,11 @@ def marked(marking: WorkerMarking, args: list[Any]) -> tuple[Any, ...]:
     return ("marked", found)
 
 
-def released(marking: WorkerMarking, site: str, news: Any) -> tuple[Any, ...]:
+def released(marking: WorkerMarking, site: str, review: bool, news: Any) -> tuple[Any, ...]:
     """What a worker sends back when a site's held pages are released: ``("released",
     [(ident, marks or failure)], summary)``, a page whose decision failed as the name and
     text of its exception."""
-    decided, summary = marking.release(site, news)
+    decided, summary = marking.release(site, news, review=review)
     out = [
         (ident, (type(d).__name__, str(d)) if isinstance(d, Exception) else d)
         for ident, d in decided
@@ -135,9 +135,9 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
     """The worker's loop: answer requests until the input ends. A request is a page to
     parse, ``(ident, "parse", html, url, options)``; a page to mark, ``(ident, "mark", html,
     url, site, hold, news, config)``, or a site's held pages to decide, ``(ident, "release",
-    site, news, config)``, the ``config`` given with the first of these only (the worker keeps
-    its sites' counts and evidence, :mod:`scrapy_templates.worker_marking`); or a host's
-    URL-rule work, ``(ident, "urls", job)``, answered by the worker's own keyring (see
+    site, review, news, config)``, the ``config`` given with the first of these only (the
+    worker keeps its sites' counts and evidence, :mod:`scrapy_templates.worker_marking`); or a
+    host's URL-rule work, ``(ident, "urls", job)``, answered by the worker's own keyring (see
     :mod:`scrapy_templates.urlnorm.jobs`)."""
     keyring = None
     marking: WorkerMarking | None = None

@@ -92,8 +92,9 @@ class _Worker:
         self.process = process
         self.slot = slot  # the keys routed to it (see WorkerPool.mark) stay while it is replaced
         self.pending: dict[int, asyncio.Future[Any]] = {}
-        # pages it holds for their site's cold start: their marks come with the site's release
-        self.held: dict[int, asyncio.Future[PageMarks]] = {}
+        # pages it holds for their site's cold start (the site, the future of the marks):
+        # their marks come with the site's release
+        self.held: dict[int, tuple[str, asyncio.Future[PageMarks]]] = {}
         self.alive = True
         self.ready = False
         self.marking = False  # whether it was given the marking's settings
@@ -143,6 +144,8 @@ class _Worker:
                     continue
                 self.head_since = time.monotonic()
                 future = self.pending.pop(ident, None)
+                if kind == "released":  # the held pages are answered whoever waits
+                    self._released(rest[0])
                 if future is None or future.done():
                     continue
                 if kind == "page":
@@ -152,7 +155,6 @@ class _Worker:
                 elif kind == "marked":
                     future.set_result((rest[0], self._hold(ident, rest[0])))
                 elif kind == "released":
-                    self._released(rest[0])
                     future.set_result(rest[1])
                 elif kind == "page-error":
                     future.set_exception(PageError(rest[0], rest[1]))
@@ -167,14 +169,18 @@ class _Worker:
         if found.marks is not None:
             return None
         held: asyncio.Future[PageMarks] = asyncio.get_running_loop().create_future()
-        self.held[ident] = held
+        self.held[ident] = (found.site, held)
         return held
+
+    def holds(self, site: str) -> bool:
+        """Whether it holds pages of ``site`` (as far as their replies were read)."""
+        return any(held_site == site for held_site, _ in self.held.values())
 
     def _released(self, decided: list[tuple[int, Any]]) -> None:
         """Answer the held pages a release decided (a failure comes as its exception's name
         and text)."""
         for ident, found in decided:
-            future = self.held.pop(ident, None)
+            _, future = self.held.pop(ident, (None, None))
             if future is None or future.done():
                 continue
             if isinstance(found, tuple):
@@ -184,7 +190,7 @@ class _Worker:
 
     def _lose(self, why: str) -> None:
         self.alive = False
-        for future in [*self.pending.values(), *self.held.values()]:
+        for future in [*self.pending.values(), *(f for _, f in self.held.values())]:
             if not future.done():
                 future.set_exception(WorkerUnavailable(why))
         self.pending.clear()
@@ -237,6 +243,7 @@ class WorkerPool:
         self._closed = False
         self._watch: asyncio.Task[None] | None = None
         self._starting = asyncio.Lock()
+        self._refilling: set[int] = set()  # slots whose new worker is being started
 
     async def start(self) -> None:
         """Start the workers (they import the parser while the crawl goes on) and the watch
@@ -300,14 +307,9 @@ class WorkerPool:
             self.lost += len(dead)
             self.workers = alive
             await asyncio.gather(*(w.close(1.0) for w in dead))
-            for slot in sorted(w.slot for w in dead):
-                if len(self.workers) >= self.size or self.restarts_left <= 0 or self._closed:
-                    break
-                self.restarts_left -= 1
+            if dead:
                 logger.warning("scrapy-templates: a %s worker exited; starting another", self.role)
-                worker = await self._spawn(slot)
-                if worker is not None:
-                    self.workers.append(worker)
+        await self._refill()
         if not self.workers:
             raise WorkerUnavailable(f"no {self.role} worker running")
         ready = [w for w in self.workers if w.ready]
@@ -316,10 +318,29 @@ class WorkerPool:
         if key is not None:  # one worker holds the key's state while the pool stands
             slot = zlib.crc32(key.encode("utf-8")) % self.size
             routed = next((w for w in self.workers if w.slot == slot), None)
+            if routed is None and slot in self._refilling:
+                raise WorkerStarting(f"the {self.role} worker of {key} is starting")
             if routed is not None and not routed.ready:
                 raise WorkerStarting(f"the {self.role} worker of {key} is starting")
+            # a slot that could not be refilled lends its keys to a worker that stands
             return routed or ready[slot % len(ready)]
         return min(ready, key=lambda w: len(w.pending))
+
+    async def _refill(self) -> None:
+        """Start a worker in each empty slot while restarts are left (a slot being refilled
+        by another caller is skipped)."""
+        taken = {w.slot for w in self.workers} | self._refilling
+        for slot in [n for n in range(self.size) if n not in taken]:
+            if self.restarts_left <= 0 or self._closed:
+                return
+            self.restarts_left -= 1
+            self._refilling.add(slot)
+            try:
+                worker = await self._spawn(slot)
+            finally:
+                self._refilling.discard(slot)
+            if worker is not None:
+                self.workers.append(worker)
 
     async def until_ready(self) -> None:
         """Wait until every running worker has loaded the parser (pages sent before then are
@@ -353,22 +374,41 @@ class WorkerPool:
         self._ident += 1
         ident = self._ident
         given = None if worker.marking else config
-        worker.marking = True
         message = frame((ident, "mark", html, url, site, hold, news, given))
+        worker.marking = True
         answer: tuple[Marked, asyncio.Future[PageMarks] | None] = await worker.send(ident, message)
         return answer
 
     async def release(
-        self, site: str, config: TemplatesConfig, news: SiteNews | None
+        self, site: str, config: TemplatesConfig, news: SiteNews | None, *, review: bool
     ) -> SiteSummary:
         """Have ``site``'s worker decide the pages it holds (their futures from :meth:`mark`
-        are answered), after it took in ``news``; the site's evidence after them."""
+        are answered; ``review``: on what all of them taught, as a cold start does, else each
+        in turn), after it took in ``news``; the site's evidence after them. A worker the site
+        was routed to before (its slot's worker was replaced, or lent) is asked as well. A
+        worker that fails meanwhile raises :class:`WorkerUnavailable`."""
         worker = await self._worker(site)
+        others = [w for w in self.workers if w is not worker and w.alive and w.holds(site)]
+        for other in others:
+            await self._release_in(other, site, config, None, review)
+        return await self._release_in(worker, site, config, news, review)
+
+    async def _release_in(
+        self,
+        worker: _Worker,
+        site: str,
+        config: TemplatesConfig,
+        news: SiteNews | None,
+        review: bool,
+    ) -> SiteSummary:
         self._ident += 1
         given = None if worker.marking else config
+        message = frame((self._ident, "release", site, review, news, given))
         worker.marking = True
-        message = frame((self._ident, "release", site, news, given))
-        summary: SiteSummary = await worker.send(self._ident, message)
+        try:
+            summary: SiteSummary = await worker.send(self._ident, message)
+        except PageError as exc:  # killed over the deadline: its pages are marked elsewhere
+            raise WorkerUnavailable(str(exc)) from exc
         return summary
 
     async def run_url_job(self, job: Any) -> Any:

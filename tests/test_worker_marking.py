@@ -17,8 +17,13 @@ async def test_a_worker_marks_a_site_as_the_replay_does() -> None:
     cfg = config(TEMPLATES_BOOTSTRAP_PAGES=0, TEMPLATES_RELEARN_PAGES=0)
     replayed = await run(crawl, cfg)
     worker = WorkerMarking(cfg)
-    marked = [worker.mark(html, url, "press.test") for url, html in crawl]
-    assert [m.marks for m in marked] == [r.marks for r in replayed]
+    (url, html), *rest = crawl
+    held = worker.mark(html, url, "press.test", ident=7)
+    assert held.marks is None, "a site it never saw: held, for the store's counters"
+    ((ident, first),), _ = worker.release("press.test", review=False)
+    assert ident == 7
+    marked = [held, *(worker.mark(html, url, "press.test") for url, html in rest)]
+    assert [first, *(m.marks for m in marked[1:])] == [r.marks for r in replayed]
     last = marked[-1].marks
     assert last is not None and "Topic number" not in last.content
     first = parse_page(crawl[0][1], crawl[0][0])
@@ -37,6 +42,8 @@ async def test_the_shared_stores_answer_brings_other_processes_pages() -> None:
     for n, (url, html) in enumerate(crawl):
         worker = here if n < 2 else there
         marked = worker.mark(html, url, "press.test")
+        if marked.marks is None:
+            worker.release("press.test", review=False)
         shared = await store.observe(
             "press.test", page_id(url), marked.fingerprints, content_key=marked.text_hash
         )
@@ -86,14 +93,37 @@ def test_news_seeds_prunes_and_installs_a_model() -> None:
     first = parse_page(crawl[0][1], crawl[0][0])
     fingerprints = page_fingerprints(first)
     seed = (50, {fp: 50 for fp in fingerprints} | {1: 1})
-    marked = worker.mark(crawl[0][1], crawl[0][0], "press.test", news=SiteNews(seed=seed))
+    assert worker.mark(crawl[0][1], crawl[0][0], "press.test", ident=7).marks is None
+    ((_, marks),), _ = worker.release("press.test", SiteNews(seed=seed), review=False)
     counts = worker.copy.site("press.test")
-    assert counts.counted == 51 and counts.counts[1] == 1, "the seed, and the page after it"
-    assert marked.marks is not None and marked.marks.info["pages_seen"] == 51
+    assert counts.counted == 50 and counts.counts[1] == 1, "the seed holds the page"
+    assert not isinstance(marks, Exception) and marks.info["pages_seen"] == 50
+    assert marks.flags and all(marks.flags[:1]), "the menu, on all 50 pages"
     model = TemplateModel("press.test", 3, 50, None, 0)
-    worker.mark(crawl[1][1], crawl[1][0], "press.test", news=SiteNews(prune_below=2, model=model))
+    news = SiteNews(prune_below=2, model=model, recompute=True)
+    blocks = worker.marker.evidence.site_blocks["press.test"]
+    settled: list[bool] = []
+    blocks.recompute = lambda: settled.append(True)  # type: ignore[method-assign]
+    worker.mark(crawl[1][1], crawl[1][0], "press.test", news=news)
     assert 1 not in counts.counts
     assert worker.marker.evidence.models["press.test"] is model
+    assert settled == [True], "the layout clusters settled"
+
+
+def test_a_release_that_fails_answers_each_held_page_with_the_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    worker = WorkerMarking(config(TEMPLATES_BOOTSTRAP_PAGES=2))
+    for n, (url, html) in enumerate(pages(2)):
+        worker.mark(html, url, "press.test", hold=True, ident=n)
+
+    async def broken(*args: object) -> None:
+        raise ValueError("no decision")
+
+    monkeypatch.setattr(worker.marker, "decide_held", broken)
+    decided, _ = worker.release("press.test")
+    assert [(i, type(d)) for i, d in decided] == [(0, ValueError), (1, ValueError)]
+    assert worker.release("press.test")[0] == []
 
 
 def test_a_page_that_cannot_be_parsed_raises_as_the_parse_does() -> None:

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import AsyncIterator
 
 import lxml.etree
@@ -382,22 +383,24 @@ def test_serve_marks_pages_with_the_settings_of_the_first_request() -> None:
     news = SiteNews(merges=[([1, 2], Observation(40, [30, 30]))])
     requests = io.BytesIO(
         frame((1, "mark", crawl[0][1], crawl[0][0], "press.test", False, None, cfg))
-        + frame((2, "mark", crawl[1][1], crawl[1][0], "press.test", False, news, None))
+        + frame((2, "release", "press.test", False, None, None))
+        + frame((3, "mark", crawl[1][1], crawl[1][0], "press.test", False, news, None))
         + frame(
-            (3, "mark", b"%PDF-1.4", "http://press.test/f.pdf", "press.test", False, None, None)
+            (4, "mark", b"%PDF-1.4", "http://press.test/f.pdf", "press.test", False, None, None)
         )
     )
     replies = io.BytesIO()
     serve(requests, replies)
     replies.seek(0)
-    first, second, third = (read_message(replies) for _ in range(3))
+    first, release, second, third = (read_message(replies) for _ in range(4))
     here = WorkerMarking(cfg)
-    assert first[:2] == (1, "marked")
-    assert first[2].marks == here.mark(crawl[0][1], crawl[0][0], "press.test").marks
-    assert second[:2] == (2, "marked")
+    here.mark(crawl[0][1], crawl[0][0], "press.test", ident=1)
+    assert first[:2] == (1, "marked") and first[2].marks is None, "a site new to it: held"
+    assert release[:3] == (2, "released", here.release("press.test", review=False)[0])
+    assert second[:2] == (3, "marked")
     assert second[2].marks == here.mark(crawl[1][1], crawl[1][0], "press.test", news=news).marks
     assert second[2].marks.info["pages_seen"] == 41, "the store's pages came in first"
-    assert third == (3, "page-error", "not-html", "body does not look like HTML")
+    assert third == (4, "page-error", "not-html", "body does not look like HTML")
 
 
 def test_serve_releases_held_pages_with_their_idents() -> None:
@@ -410,7 +413,7 @@ def test_serve_releases_held_pages_with_their_idents() -> None:
             frame((n, "mark", html, url, "press.test", True, None, cfg if n == 1 else None))
             for n, (url, html) in enumerate(crawl, start=1)
         )
-        + frame((4, "release", "press.test", None, None))
+        + frame((4, "release", "press.test", True, None, None))
     )
     replies = io.BytesIO()
     serve(requests, replies)
@@ -437,8 +440,13 @@ async def test_each_site_is_marked_by_one_worker_that_keeps_its_counts() -> None
             for site, crawl in sites.items():
                 url, html = crawl[n]
                 there, held = await pool.mark(html, url, site, cfg, hold=False, news=None)
-                assert held is None
-                assert there.marks == here[site].mark(html, url, site).marks
+                mine = here[site].mark(html, url, site)
+                if n == 0:  # a site new to it: held until released
+                    assert held is not None and mine.marks is None
+                    await pool.release(site, cfg, None, review=False)
+                    assert await held == here[site].release(site, review=False)[0][0][1]
+                else:
+                    assert held is None and there.marks == mine.marks
         assert {len(w.pending) for w in pool.workers} == {0}
         assert all(w.marking for w in pool.workers if w.ready)
     url, html = _press(9)[8]
@@ -458,7 +466,7 @@ async def test_held_pages_are_answered_by_their_sites_release() -> None:
         ]
         held = [future for _, future in answers]
         assert all(future is not None and not future.done() for future in held)
-        summary = await pool.release("press.test", cfg, None)
+        summary = await pool.release("press.test", cfg, None, review=True)
         assert summary.region_pages == 3
         for future in held:
             assert future is not None
@@ -476,3 +484,35 @@ async def test_a_lost_worker_fails_the_pages_it_held() -> None:
         pool.workers[0].process.kill()
         with pytest.raises(WorkerUnavailable):
             await asyncio.wait_for(held, 10)
+
+
+async def test_a_release_reaches_pages_held_by_a_worker_the_site_no_longer_goes_to() -> None:
+    from tests.test_marker import config
+
+    cfg = config(TEMPLATES_BOOTSTRAP_PAGES=2)
+    url, html = _press(1)[0]
+    async with running(2) as pool:
+        _, held = await pool.mark(html, url, "press.test", cfg, hold=True, news=None)
+        assert held is not None
+        first, second = pool.workers
+        first.slot, second.slot = second.slot, first.slot  # the site now routes elsewhere
+        await pool.release("press.test", cfg, None, review=True)
+        assert "Report 0" in (await asyncio.wait_for(held, 10)).content
+
+
+async def test_a_site_whose_slot_is_being_refilled_waits_for_its_worker() -> None:
+    pool = WorkerPool(2)
+    try:
+        await pool.start()
+        await asyncio.wait_for(pool.until_ready(), 30)
+        slot = zlib.crc32(b"press.test") % 2
+        routed = next(w for w in pool.workers if w.slot == slot)
+        pool.workers.remove(routed)
+        pool._refilling.add(slot)
+        with pytest.raises(WorkerStarting):
+            await pool._worker("press.test")
+        pool.workers.append(routed)
+        pool._refilling.discard(slot)
+        assert await pool._worker("press.test") is routed
+    finally:
+        await pool.close()

@@ -10,7 +10,8 @@ counts, decide on the evidence it holds (:mod:`scrapy_templates.worker_marking`)
 crawl's thread counts the page in the shared store, whose answer goes back with the site's
 next page (:class:`~scrapy_templates.crawl.evidence_view.EvidenceView`). A site's first pages
 are held in the worker until the cold start releases them. Pages the worker cannot mark (none
-running, or it was lost with them) are marked here.
+running, or it was lost with them) are marked here; a page the worker spends more than
+``TEMPLATES_PARSE_TIMEOUT`` on passes unmarked (``parse-timeout``).
 """
 
 from __future__ import annotations
@@ -96,7 +97,6 @@ class TemplatePipeline:
             count=self._inc,
         )
         self._main_paths: dict[str, str | None] = {}
-        self._warm: set[str] = set()  # sites whose cold start in the worker is over
         self._releasing: dict[str, asyncio.Future[None]] = {}
         self._start_waited_out = False  # the workers did not start in _START_WAIT
         self._logged_reasons: set[str] = set()
@@ -238,6 +238,8 @@ class TemplatePipeline:
         except StoreError as exc:  # a bad value under our keys, not an outage (that is absorbed)
             self._skip(adapter, "store-error", str(exc))
             return
+        if self.marks_there:  # the worker's copy did not count it
+            self.view.answered(site, fingerprints, obs, here=True)
         self._count_new(site)
         if held is None:
             if page.refetch is not None:
@@ -271,8 +273,9 @@ class TemplatePipeline:
         try:
             marks = await self._count_there(site, pid, marked, held)
         finally:
-            if held is not None and not held.done():  # its item failed: no one asks for it
+            if held is not None:  # when its item failed, no one asks for its outcome
                 held.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self._count("templates/parse_workers/pages")
         self._count_new(site)
         self._note_main_path(site, marks.main_path)
         content_hash = self._write(adapter, marks)
@@ -287,12 +290,14 @@ class TemplatePipeline:
         view = self.view
         view.answered(site, marked.fingerprints, obs)
         self.bootstrap.counted(site, obs.pages)
-        if not marked.known and obs.pages > 1:
-            # the worker starts a site the store knows (a new worker, a site it evicted,
-            # another process's or an earlier run's): its copy starts from the store's
-            pages, counts = await self.store.counts(site)
-            view.seed(site, pages, counts)
-            if site in self._warm:
+        if not marked.known:
+            # a new site, or one the store knows (a new worker, a site it evicted, another
+            # process's or an earlier run's): its copy starts from the store's counters
+            pages, counts = obs.pages, None
+            if pages > 1:
+                pages, counts = await self.store.counts(site)
+            view.unknown(site, pages, counts)
+            if view.released(site):
                 self._inc("templates/parse_workers/sites_restarted")
         if held is None:
             assert marked.marks is not None
@@ -305,7 +310,7 @@ class TemplatePipeline:
         """The worker's answer for the page (waiting for a worker that starts), its held
         marks' future when it holds it."""
         assert self.workers is not None
-        hold = self.bootstrap.pages > 0 and site not in self._warm
+        hold = self.bootstrap.pages > 0 and not self.view.released(site)
         for attempt in range(2):
             news = self.view.news(site)
             try:
@@ -321,8 +326,7 @@ class TemplatePipeline:
             except WorkerUnavailable:
                 self.view.unsent(site, news)
                 raise
-            self.view.summaries[site] = marked.summary
-            self._count("templates/parse_workers/pages")
+            self.view.marked(site, marked.summary)
             return marked, held
         raise WorkerStarting("the parse workers are starting")
 
@@ -350,27 +354,33 @@ class TemplatePipeline:
             await self.bootstrap.wait(site, held)
         for _ in range(2):
             if held.done():
-                break
+                return await held
             await self._release(site)
+        if not held.done():  # no release reached it: the page is marked here
+            raise WorkerUnavailable("the worker's release did not answer the page")
         return await held
 
     async def _release(self, site: str) -> None:
         """Have the worker decide the site's held pages; one release at a time per site, the
         site's later pages sent to be decided at once."""
-        self._warm.add(site)
+        self.view.release(site)
         running = self._releasing.get(site)
-        if running is None or running.done():
+        if running is None:
             running = self._releasing[site] = asyncio.ensure_future(self._send_release(site))
+            running.add_done_callback(lambda _: self._releasing.pop(site, None))
         await asyncio.shield(running)
 
     async def _send_release(self, site: str) -> None:
         assert self.workers is not None
         news = self.view.news(site)
         try:
-            self.view.summaries[site] = await self.workers.release(site, self.config, news)
+            summary = await self.workers.release(
+                site, self.config, news, review=self.bootstrap.pages > 0
+            )
         except WorkerUnavailable:
             self.view.unsent(site, news)
             raise
+        self.view.marked(site, summary)
 
     async def _parse(
         self, html: str | bytes, url: str, site: str, pid: str, *, here: bool = False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import logging
 import os
 import re
@@ -19,7 +20,10 @@ from hypothesis import strategies as st
 import scrapy_templates.crawl.pipeline as pipeline_module
 from scrapy_templates.config import SettingError
 from scrapy_templates.crawl.pipeline import TemplatePipeline
+from scrapy_templates.marker import page_fingerprints
+from scrapy_templates.page import parse_page
 from scrapy_templates.settings import DEFAULTS
+from scrapy_templates.sites import page_id
 from scrapy_templates.store.base import StoreError, StoreUnavailable
 from scrapy_templates.workers import WorkerPool, _Worker
 from tests.crawl.conftest import templates_crawler
@@ -592,6 +596,84 @@ async def test_a_cold_start_a_lost_worker_held_is_marked_here_and_the_next_worke
     # the new worker took the site from the store's counters, not from one page
     assert later[0]["templates"]["pages_seen"] == 5
     assert stats["templates/parse_workers/pages"] >= 8
+
+
+async def test_items_of_a_site_whose_worker_crashed_among_two_are_all_answered() -> None:
+    items = demo_items()[:6]
+    pipeline = make_pipeline(
+        TEMPLATES_PARSE_WORKERS=2, TEMPLATES_BOOTSTRAP_PAGES=2, TEMPLATES_BOOTSTRAP_TIMEOUT=3
+    )
+    await open_with_started_workers(pipeline)
+    pool = pipeline.workers
+    assert pool is not None
+    dead = next(w for w in pool.workers if w.slot == 1)
+    dead.process.kill()
+    while dead.alive:
+        await asyncio.sleep(0.01)
+    sites = ["x.test", "y.test", "z.test", "w.test"]  # both slots among them
+    batch = [{**i, "url": i["url"].replace("demo.test", s)} for s in sites for i in items]
+    out = await asyncio.wait_for(asyncio.gather(*(pipeline.process_item(i) for i in batch)), 60)
+    await close(pipeline)
+    assert all(i["pagelets"] and "reason" not in i["templates"] for i in out)
+
+
+async def test_a_release_killed_over_the_deadline_leaves_its_items_to_be_marked_here() -> None:
+    items = demo_items()[:4]
+    pipeline = make_pipeline(
+        TEMPLATES_PARSE_WORKERS=1, TEMPLATES_BOOTSTRAP_PAGES=8, TEMPLATES_BOOTSTRAP_TIMEOUT=0.5
+    )
+    await open_with_started_workers(pipeline)
+    assert pipeline.workers is not None
+    worker = pipeline.workers.workers[0]
+    send = worker.send
+
+    def kill_on_release(ident: int, message: bytes) -> Any:
+        future = send(ident, message)
+        if b"release" in message[:64]:  # as the deadline's watch would
+            asyncio.get_running_loop().call_soon(worker.kill, 30.0)
+        return future
+
+    worker.send = kill_on_release  # type: ignore[method-assign]
+    unretrieved: list[Any] = []
+    asyncio.get_running_loop().set_exception_handler(
+        lambda _loop, context: unretrieved.append(context.get("exception"))
+    )
+    out = await asyncio.wait_for(
+        asyncio.gather(*(pipeline.process_item(dict(i)) for i in items)), 30
+    )
+    await close(pipeline)
+    gc.collect()
+    await asyncio.sleep(0)
+    assert [i["templates"].get("reason") for i in out] == [None] * 4
+    assert all(i["pagelets"] for i in out)
+    assert not unretrieved
+    assert pipeline.stats is not None
+    assert pipeline.stats.get_value("templates/parse_workers/fallbacks") == 4
+    assert pipeline.stats.get_value("templates/parse_workers/pages") is None
+
+
+async def test_a_site_the_store_knows_is_marked_on_the_stores_counts_without_a_cold_start() -> None:
+    items = demo_items()[:12]
+    marked = []
+    for workers in (0, 1):
+        pipeline = make_pipeline(TEMPLATES_PARSE_WORKERS=workers, TEMPLATES_BOOTSTRAP_PAGES=0)
+        if workers:
+            await open_with_started_workers(pipeline)
+        else:
+            await pipeline.open_spider()
+        for item in items[:-1]:  # another process's pages, or an earlier run's
+            page = parse_page(item["html"], item["url"])
+            await pipeline.store.observe(
+                "demo.test",
+                page_id(item["url"]),
+                page_fingerprints(page),
+                content_key=page.text_hash,
+            )
+        marked.append(await pipeline.process_item(dict(items[-1])))
+        await close(pipeline)
+    here, there = marked
+    assert there["templates"]["pages_seen"] == here["templates"]["pages_seen"] == 12
+    assert there["pagelets"] == here["pagelets"]
 
 
 def test_parse_workers_default_to_one_on_more_than_one_cpu(
