@@ -45,8 +45,8 @@ from benchmarks.realsites import (
     local_file,
 )
 from scrapy_templates.config import TemplatesConfig
-from scrapy_templates.marker import replay
-from scrapy_templates.page import PageError, parse_page
+from scrapy_templates.marker import parse_configured, replay
+from scrapy_templates.page import PageError
 from scrapy_templates.store.memory import MemoryStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -154,13 +154,7 @@ def parse_seconds(pages: list[tuple[str, bytes]], config: TemplatesConfig) -> fl
     t0 = time.perf_counter()
     for url, html in pages:
         with contextlib.suppress(PageError):
-            parse_page(
-                html,
-                url,
-                k=config.link_threshold,
-                max_bytes=config.max_html_bytes,
-                max_tags=config.max_tags,
-            )
+            parse_configured(html, url, config)
     return time.perf_counter() - t0
 
 

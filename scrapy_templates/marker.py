@@ -80,6 +80,18 @@ def prune_below(config: TemplatesConfig, pages: int) -> int:
     return max(2, int(share * pages))
 
 
+def parse_configured(html: str | bytes, url: str, config: TemplatesConfig) -> Page:
+    """The page parsed as a crawl with ``config`` parses it (raises
+    :class:`~scrapy_templates.page.PageError` as :func:`parse_page` does)."""
+    return parse_page(
+        html,
+        url,
+        k=config.link_threshold,
+        max_bytes=config.max_html_bytes,
+        max_tags=config.max_tags,
+    )
+
+
 def page_fingerprints(page: Page) -> list[int]:
     """The distinct non-zero fingerprints and patterns of a page, with those of the blocks
     hidden in its unsplit pagelets (:attr:`Page.hidden`): what the store counts."""
@@ -358,13 +370,7 @@ async def replay(
     wanted = config.bootstrap_pages + 1 if config.bootstrap_pages > 0 else 0
     for url, html in pages:
         try:
-            page = parse_page(
-                html,
-                url,
-                k=config.link_threshold,
-                max_bytes=config.max_html_bytes,
-                max_tags=config.max_tags,
-            )
+            page = parse_configured(html, url, config)
         except PageError as exc:
             yield Replayed(url, None, exc.reason)
             continue

@@ -21,8 +21,8 @@ import asyncio
 from dataclasses import dataclass, field
 
 from scrapy_templates.config import TemplatesConfig
-from scrapy_templates.marker import Marker, page_fingerprints
-from scrapy_templates.page import Page, parse_page
+from scrapy_templates.marker import Marker, page_fingerprints, parse_configured
+from scrapy_templates.page import Page
 from scrapy_templates.sites import page_id
 from scrapy_templates.store.base import Observation
 from scrapy_templates.store.copy import CountCopy
@@ -107,14 +107,7 @@ class WorkerMarking:
         known = site in self.copy.sites
         if news:
             self.take(site, news)
-        config = self.config
-        page = parse_page(
-            html,
-            url,
-            k=config.link_threshold,
-            max_bytes=config.max_html_bytes,
-            max_tags=config.max_tags,
-        )
+        page = parse_configured(html, url, self.config)
         fingerprints = page_fingerprints(page)
         obs = self.copy.site(site).observe(page_id(url), fingerprints, page.text_hash)
         marks = None
