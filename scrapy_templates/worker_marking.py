@@ -73,8 +73,8 @@ class Marked:
     summary: SiteSummary
 
 
-# a held page: its request's ident, the page, its fingerprints, whether counting it counted it
-_Held = tuple[int, Page, list[int], bool]
+# a held page: its request's ident, the page, its fingerprints, its counts when it was counted
+_Held = tuple[int, Page, list[int], Observation]
 
 
 @dataclass
@@ -112,7 +112,7 @@ class WorkerMarking:
         obs = self.copy.site(site).observe(page_id(url), fingerprints, page.text_hash)
         marks = None
         if hold or not known or site in self.held:
-            self.held.setdefault(site, []).append((ident, page, fingerprints, obs.new))
+            self.held.setdefault(site, []).append((ident, page, fingerprints, obs))
         else:
             marks = self.marker.decide(site, page, fingerprints, obs, new=obs.new)
         return Marked(
@@ -124,28 +124,31 @@ class WorkerMarking:
     ) -> tuple[list[tuple[int, PageMarks | Exception]], SiteSummary]:
         """Decide the site's held pages (after taking in ``news``), each with its ident, and
         the site's evidence after them: with ``review``, as a cold start decides them
-        (:meth:`~scrapy_templates.marker.Marker.decide_held`), else each in turn, as if it had
-        not been held. A page whose decision fails gets its exception."""
+        (:meth:`~scrapy_templates.marker.Marker.decide_held`), else each in turn on its counts
+        when it was counted, as if it had not been held (on the copy as it stands when
+        ``news`` brings the store's counters). A page whose decision fails gets its
+        exception."""
+        seeded = news is not None and news.seed is not None
         if news:
             self.take(site, news)
         held = self.held.pop(site, [])
         decided: list[PageMarks | Exception]
         try:
             if review:
-                pages = [(page, fingerprints, new) for _, page, fingerprints, new in held]
+                pages = [(page, fingerprints, obs.new) for _, page, fingerprints, obs in held]
                 decided = asyncio.run(self.marker.decide_held(site, pages)) if pages else []
             else:
-                decided = [self._decide_now(site, *h[1:]) for h in held]
+                decided = [self._decide_now(site, *h[1:], seeded) for h in held]
         except Exception as exc:  # the batch's failure is each of its pages'
             decided = [exc] * len(held)
         return [(h[0], d) for h, d in zip(held, decided, strict=True)], self.summary(site)
 
     def _decide_now(
-        self, site: str, page: Page, fingerprints: list[int], new: bool
+        self, site: str, page: Page, fingerprints: list[int], counted: Observation, seeded: bool
     ) -> PageMarks | Exception:
         try:
-            obs = self.copy.site(site).lookup(fingerprints)
-            return self.marker.decide(site, page, fingerprints, obs, new=new)
+            obs = self.copy.site(site).lookup(fingerprints) if seeded else counted
+            return self.marker.decide(site, page, fingerprints, obs, new=counted.new)
         except Exception as exc:
             return exc
 

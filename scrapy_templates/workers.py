@@ -307,9 +307,8 @@ class WorkerPool:
             self.lost += len(dead)
             self.workers = alive
             await asyncio.gather(*(w.close(1.0) for w in dead))
-            if dead:
-                logger.warning("scrapy-templates: a %s worker exited; starting another", self.role)
-        await self._refill()
+            logger.warning("scrapy-templates: a %s worker exited; starting another", self.role)
+            await self._refill()
         if not self.workers:
             raise WorkerUnavailable(f"no {self.role} worker running")
         ready = [w for w in self.workers if w.ready]
@@ -327,12 +326,13 @@ class WorkerPool:
         return min(ready, key=lambda w: len(w.pending))
 
     async def _refill(self) -> None:
-        """Start a worker in each empty slot while restarts are left (a slot being refilled
-        by another caller is skipped)."""
-        taken = {w.slot for w in self.workers} | self._refilling
-        for slot in [n for n in range(self.size) if n not in taken]:
-            if self.restarts_left <= 0 or self._closed:
+        """Start a worker in each empty slot while restarts are left (a slot another caller
+        is refilling, or has refilled meanwhile, is skipped)."""
+        for slot in range(self.size):
+            if self.restarts_left <= 0 or self._closed or len(self.workers) >= self.size:
                 return
+            if slot in self._refilling or any(w.slot == slot for w in self.workers):
+                continue
             self.restarts_left -= 1
             self._refilling.add(slot)
             try:
@@ -387,10 +387,14 @@ class WorkerPool:
         in turn), after it took in ``news``; the site's evidence after them. A worker the site
         was routed to before (its slot's worker was replaced, or lent) is asked as well. A
         worker that fails meanwhile raises :class:`WorkerUnavailable`."""
+        holding = [w for w in self.workers if w.alive and w.holds(site)]
         worker = await self._worker(site)
-        others = [w for w in self.workers if w is not worker and w.alive and w.holds(site)]
-        for other in others:
-            await self._release_in(other, site, config, None, review)
+        others = [w for w in holding if w is not worker]
+        # another's failure answers its own held pages (WorkerUnavailable): not this release's
+        await asyncio.gather(
+            *(self._release_in(w, site, config, None, review) for w in others),
+            return_exceptions=True,
+        )
         return await self._release_in(worker, site, config, news, review)
 
     async def _release_in(

@@ -14,6 +14,7 @@ import sys
 import time
 import zlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import lxml.etree
 import pytest
@@ -516,3 +517,29 @@ async def test_a_site_whose_slot_is_being_refilled_waits_for_its_worker() -> Non
         assert await pool._worker("press.test") is routed
     finally:
         await pool.close()
+
+
+async def test_a_release_goes_to_the_sites_worker_when_another_holder_died() -> None:
+    from tests.test_marker import config
+
+    cfg = config(TEMPLATES_BOOTSTRAP_PAGES=2)
+    (url, html), (url2, html2) = _press(2)
+    async with running(2) as pool:
+        _, lost = await pool.mark(html, url, "press.test", cfg, hold=True, news=None)
+        first, second = pool.workers
+        holder = first if first.holds("press.test") else second
+        first.slot, second.slot = second.slot, first.slot  # the site now routes elsewhere
+        _, kept = await pool.mark(html2, url2, "press.test", cfg, hold=True, news=None)
+        assert lost is not None and kept is not None
+        send = holder.send
+
+        def killed_on_release(ident: int, message: bytes) -> asyncio.Future[Any]:
+            future = send(ident, message)
+            asyncio.get_running_loop().call_soon(holder.kill, 30.0)  # over the deadline
+            return future
+
+        holder.send = killed_on_release  # type: ignore[method-assign]
+        await pool.release("press.test", cfg, None, review=True)
+        assert "Report 1" in (await asyncio.wait_for(kept, 10)).content
+        with pytest.raises(WorkerUnavailable):
+            await asyncio.wait_for(lost, 10)

@@ -7,7 +7,8 @@ both: the evidence here, the worker's summaries of its own, and what is to be se
 worker with a site's next page (the store's answers, newer models, a pruning, a settling of
 the layout clusters, the store's counters for a worker that starts a site late). What it keeps
 per site is bounded as the evidence is: past ``max_sites`` sites the least recently used one
-goes (its worker, asked about it again, starts it anew from the store's counters).
+goes (the store's answers not yet sent for it are lost: the next answer holds them). Which
+sites' cold starts were released, and a seed on its way, are kept apart from that bound.
 """
 
 from __future__ import annotations
@@ -24,24 +25,27 @@ from scrapy_templates.worker_marking import SiteNews, SiteSummary
 @dataclass(slots=True)
 class _SiteView:
     """One site as the thread sees its worker: the worker's last summary, what waits for
-    the site's next request, the model version sent, whether its cold start was released."""
+    the site's next request, the model version sent, whether pages of the site were counted
+    here since (the worker's copy is behind the store)."""
 
     summary: SiteSummary | None = None
     news: SiteNews | None = None
     model_sent: int | None = None
-    released: bool = False
+    behind: bool = False
 
 
 class EvidenceView:
     """See the module docstring. ``merges``: whether the store's answers go to the worker
     (a store shared with other processes; the answers of a store of this process alone add
-    nothing to what the worker's copy counted, but those of pages marked here do)."""
+    nothing to what the worker's copy counted)."""
 
     def __init__(self, evidence: Evidence, *, merges: bool = True) -> None:
         self.evidence = evidence
         self.merges = merges
         self.max_sites = evidence.max_sites
         self._sites: OrderedDict[str, _SiteView] = OrderedDict()
+        self._released: set[str] = set()
+        self._seeds: dict[str, tuple[int, dict[int, int]]] = {}
 
     # -- the pipeline's side ---------------------------------------------------------------
 
@@ -50,6 +54,10 @@ class EvidenceView:
         taken: the caller sends it, or gives it back (:meth:`unsent`)."""
         view = self._site(site)
         news, view.news = view.news, None
+        seed = self._seeds.pop(site, None)
+        if seed is not None:
+            news = news or SiteNews()
+            news.seed = seed
         model = self.evidence.models.get(site)
         if model is not None and model.version != view.model_sent:
             news = news or SiteNews()
@@ -68,35 +76,48 @@ class EvidenceView:
         kept.merges[:0] = news.merges
         kept.prune_below = max(kept.prune_below, news.prune_below)
         kept.recompute = kept.recompute or news.recompute
-        if kept.seed is None:
-            kept.seed = news.seed
+        if news.seed is not None:
+            self._seeds.setdefault(site, news.seed)
 
     def marked(self, site: str, summary: SiteSummary) -> None:
         """The worker marked or released a page of ``site``: its evidence as it stands."""
         self._site(site).summary = summary
 
-    def answered(
-        self, site: str, fingerprints: Sequence[int], shared: Observation, *, here: bool = False
-    ) -> None:
-        """The store counted a page of ``site`` (``here``: one marked on this thread, which
-        the worker's copy did not count): its answer goes to the worker."""
-        if self.merges or here:
+    def answered(self, site: str, fingerprints: Sequence[int], shared: Observation) -> None:
+        """The store counted a page of ``site`` that the worker marked: its answer goes to
+        the worker."""
+        if self.merges:
             self._news(site).merges.append((list(fingerprints), shared))
 
+    def counted_here(self, site: str) -> None:
+        """A page of ``site`` was marked on this thread: the worker's copy did not count it
+        (:meth:`behind`)."""
+        found = self._sites.get(site)
+        if found is not None and found.summary is not None:
+            found.behind = True
+
+    def behind(self, site: str) -> bool:
+        """Whether the worker's copy of the site misses pages marked here since its last
+        page (it is then given the store's counters, :meth:`unknown`)."""
+        found = self._sites.get(site)
+        return found is not None and found.behind
+
     def unknown(self, site: str, pages: int, counts: Mapping[int, int] | None) -> None:
-        """The worker knew nothing of ``site``: the model goes again, and the store's
-        counters (``pages`` and ``counts``, when the store knows more than the page) with it."""
-        self._site(site).model_sent = None
+        """The worker knew nothing of ``site``, or its copy is behind: the model goes again,
+        and the store's counters (``pages`` and ``counts``, when the store knows more than
+        the page) with it."""
+        view = self._site(site)
+        view.model_sent = None
+        view.behind = False
         if counts is not None:
-            self._news(site).seed = (pages, dict(counts))
+            self._seeds[site] = (pages, dict(counts))
 
     def released(self, site: str) -> bool:
         """Whether the site's cold start was released (its pages are decided at once)."""
-        found = self._sites.get(site)
-        return found is not None and found.released
+        return site in self._released
 
     def release(self, site: str) -> None:
-        self._site(site).released = True
+        self._released.add(site)
 
     # -- the relearner's side --------------------------------------------------------------
 

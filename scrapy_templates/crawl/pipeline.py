@@ -239,7 +239,7 @@ class TemplatePipeline:
             self._skip(adapter, "store-error", str(exc))
             return
         if self.marks_there:  # the worker's copy did not count it
-            self.view.answered(site, fingerprints, obs, here=True)
+            self.view.counted_here(site)
         self._count_new(site)
         if held is None:
             if page.refetch is not None:
@@ -290,14 +290,15 @@ class TemplatePipeline:
         view = self.view
         view.answered(site, marked.fingerprints, obs)
         self.bootstrap.counted(site, obs.pages)
-        if not marked.known:
+        if not marked.known or view.behind(site):
             # a new site, or one the store knows (a new worker, a site it evicted, another
-            # process's or an earlier run's): its copy starts from the store's counters
+            # process's or an earlier run's), or pages of it were marked here since: the
+            # worker's copy takes the store's counters
             pages, counts = obs.pages, None
             if pages > 1:
                 pages, counts = await self.store.counts(site)
             view.unknown(site, pages, counts)
-            if view.released(site):
+            if not marked.known and view.released(site):
                 self._inc("templates/parse_workers/sites_restarted")
         if held is None:
             assert marked.marks is not None
@@ -365,10 +366,17 @@ class TemplatePipeline:
         site's later pages sent to be decided at once."""
         self.view.release(site)
         running = self._releasing.get(site)
-        if running is None:
+        if running is None or running.done():
             running = self._releasing[site] = asyncio.ensure_future(self._send_release(site))
-            running.add_done_callback(lambda _: self._releasing.pop(site, None))
+            running.add_done_callback(functools.partial(self._released, site))
         await asyncio.shield(running)
+
+    def _released(self, site: str, task: asyncio.Future[None]) -> None:
+        """Forget a site's finished release (its outcome read, whoever waited for it)."""
+        if self._releasing.get(site) is task:
+            del self._releasing[site]
+        if not task.cancelled():
+            task.exception()
 
     async def _send_release(self, site: str) -> None:
         assert self.workers is not None

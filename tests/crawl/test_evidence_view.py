@@ -22,13 +22,23 @@ def test_the_stores_answers_go_with_the_sites_next_request_once() -> None:
     assert view.news("s") is None
 
 
-def test_a_store_of_this_process_alone_sends_only_what_was_counted_here() -> None:
+def test_a_store_of_this_process_alone_sends_no_answers() -> None:
     view = _view(merges=False)
     view.answered("s", [1], Observation(1, [1]))
     assert view.news("s") is None
-    view.answered("s", [2], Observation(2, [1]), here=True)
+
+
+def test_pages_marked_here_leave_a_workers_copy_behind_until_it_is_seeded() -> None:
+    view = _view(merges=False)
+    view.counted_here("s")
+    assert not view.behind("s"), "no worker decides it yet"
+    view.marked("s", SiteSummary("body", 4, 1))
+    view.counted_here("s")
+    assert view.behind("s")
+    view.unknown("s", 9, {1: 9})
+    assert not view.behind("s")
     news = view.news("s")
-    assert news is not None and news.merges == [([2], Observation(2, [1]))]
+    assert news is not None and news.seed == (9, {1: 9}) and news.merges == []
 
 
 def test_a_model_goes_once_per_version_and_again_to_a_worker_that_lost_it() -> None:
@@ -88,4 +98,13 @@ def test_what_it_keeps_is_bounded_by_the_sites_the_evidence_keeps() -> None:
         view.answered(site, [n], Observation(1, [1]))
         view.release(site)
     assert len(view._sites) == 3
-    assert view.released("s9.test") and not view.released("s0.test")
+    assert view.released("s0.test"), "a released cold start is not evicted"
+
+
+def test_a_seed_waiting_for_its_release_is_not_evicted() -> None:
+    view = _view(TEMPLATES_LAYOUT_MAX_SITES=2)
+    view.unknown("seeded.test", 5, {1: 5})
+    for n in range(5):
+        view.answered(f"s{n}.test", [n], Observation(1, [1]))
+    news = view.news("seeded.test")
+    assert news is not None and news.seed == (5, {1: 5})

@@ -474,6 +474,17 @@ async def test_a_parse_worker_gives_the_items_parsing_here_gives() -> None:
     assert here.stats.get_value("templates/parse_workers/pages") is None
 
 
+async def test_items_the_worker_marks_all_at_once_are_marked_as_here() -> None:
+    # a new site's first pages all reach the worker before any is counted in the store
+    here = make_pipeline(TEMPLATES_PARSE_WORKERS=0)
+    there = make_pipeline(TEMPLATES_PARSE_WORKERS=1)
+    expected = await mark_all(here, demo_items())
+    await open_with_started_workers(there)
+    got = await asyncio.gather(*(there.process_item(item) for item in demo_items()))
+    await close(there)
+    assert got == expected
+
+
 async def test_a_cold_start_held_in_the_worker_marks_as_here() -> None:
     items = demo_items()[:12]
     held = {"TEMPLATES_BOOTSTRAP_PAGES": len(items) - 1}
