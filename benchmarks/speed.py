@@ -252,8 +252,9 @@ def main() -> None:
         + ", ".join(f"{r[ours_key] / r['lxml.html.fromstring']:.2f}" for r in rounds),
         "",
         "With a parse worker (`TEMPLATES_PARSE_WORKERS`, the default on more than one CPU) the "
-        "parse runs in a child process and the crawl's thread keeps the rest: CPU time of the "
-        "crawl's thread while the pipeline marks the same pages, 16 in flight: "
+        "worker parses, counts in its own copy of its sites' counts and decides, and the "
+        "crawl's thread counts the page in the store and writes the item's fields: CPU time of "
+        "the crawl's thread while the pipeline marks the same pages, 16 in flight: "
         f"**{worker_ms:.2f} ms** per page, {worker_ms / lxml_ms:.2f}× the bare lxml parse "
         "(median of 3 runs; the worker's own CPU, on another core, is not in it). The total "
         "work per page is the pipeline row above.",
