@@ -421,22 +421,12 @@ class TemplatePipeline:
         :data:`_START_WAIT`, nor ever will for this crawl, or failed): a new site's first
         pages wait for its next ones anyway, so waiting for the worker costs them nothing,
         and parsing them here costs the crawl's thread at its busiest."""
-        assert self.workers is not None
         if self._start_waited_out:
             return None
         try:
-            await asyncio.wait_for(self.workers.until_ready(), _START_WAIT)
+            await self._until_started()
             return await self._parse_there(html, url, main_path, blocks)
-        except asyncio.TimeoutError:
-            if not self._start_waited_out:
-                self._start_waited_out = True
-                logger.warning(
-                    "scrapy-templates: the parse worker did not start in %gs; pages are "
-                    "parsed in the crawl's thread until it does",
-                    _START_WAIT,
-                )
-            return None
-        except WorkerUnavailable:
+        except WorkerUnavailable:  # WorkerStarting too: it did not start in time
             return None
 
     async def _parse_there(
