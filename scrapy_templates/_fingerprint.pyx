@@ -1,11 +1,13 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Pagelet fingerprints and the page simhash in one pass over the code points (compiled).
 
-Same values as the numpy path of :func:`scrapy_templates.fingerprint.text_fingerprints`; the
-character classes come from that module's tables, so both agree on what a letter is. Window
-hashes of the simhash are md5-derived as in the ``simhash`` package, kept in an open-addressing
-table across pages so that a window is hashed once per process; a page's windows are looked up
-in order, each table line fetched a few windows ahead.
+Same values as :mod:`scrapy_templates.fingerprint_numpy`, the path without this module. The
+character classes are tables over every code point, built here (:func:`tables`) from the
+Unicode database that ``str.isalnum`` and ``str.isdigit`` read, so both paths agree on what a
+letter is. Window hashes of the simhash are md5-derived as in the ``simhash`` package: a
+window is at most 12 bytes of UTF-8, one MD5 block, hashed here without a Python call, and
+kept in an open-addressing table across pages so that a window is hashed once per process; a
+page's windows are looked up in order, each table line fetched a few windows ahead.
 """
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -25,10 +27,126 @@ _from_bytes = int.from_bytes
 cdef bint _LITTLE_ENDIAN = sys.byteorder == "little"
 
 
+cdef inline uint32_t _byte_swap(uint32_t x) noexcept nogil:
+    return ((x & 0xFF) << 24) | ((x & 0xFF00) << 8) | ((x >> 8) & 0xFF00) | (x >> 24)
+
+
 cdef inline uint32_t _little_endian(uint32_t ch) noexcept nogil:
-    if _LITTLE_ENDIAN:
-        return ch
-    return ((ch & 0xFF) << 24) | ((ch & 0xFF00) << 8) | ((ch >> 8) & 0xFF00) | (ch >> 24)
+    return ch if _LITTLE_ENDIAN else _byte_swap(ch)
+
+
+cdef extern from "Python.h":
+    int Py_UNICODE_ISALNUM(Py_UCS4 ch) nogil
+    int Py_UNICODE_ISDIGIT(Py_UCS4 ch) nogil
+
+
+cdef enum:
+    _CODE_POINTS = 0x110000
+    _BMP = 0x10000
+
+
+def tables() -> tuple:
+    """The fingerprints' character classes, a byte (0 or 1) per code point: what a pagelet
+    fingerprint keeps (``[^\\W_]``, which is ``str.isalnum``), the digits among those
+    (``str.isdigit``), and the ``simhash`` package's letters (``[\\w\\u4e00-\\u9fcc]``,
+    over the Basic Multilingual Plane: the rest goes to the exact slow path)."""
+    alpha = PyBytes_FromStringAndSize(NULL, _CODE_POINTS)
+    digit = PyBytes_FromStringAndSize(NULL, _CODE_POINTS)
+    letter = PyBytes_FromStringAndSize(NULL, _CODE_POINTS)
+    cdef unsigned char* a = alpha
+    cdef unsigned char* d = digit
+    cdef unsigned char* s = letter
+    cdef Py_UCS4 ch
+    for ch in range(_CODE_POINTS):
+        a[ch] = Py_UNICODE_ISALNUM(ch) != 0
+        d[ch] = a[ch] != 0 and Py_UNICODE_ISDIGIT(ch) != 0
+        s[ch] = ch < _BMP and (a[ch] != 0 or ch == 0x5F or 0x4E00 <= ch <= 0x9FCC)
+    return alpha, digit, letter
+
+
+# MD5 (RFC 1321, §3.4): the sine-derived constant and the left rotation of each of its 64 steps.
+cdef uint32_t _MD5_SINES[64]
+_MD5_SINES[:] = [
+    0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee,
+    0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
+    0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be,
+    0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
+    0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa,
+    0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
+    0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed,
+    0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
+    0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c,
+    0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
+    0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05,
+    0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
+    0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039,
+    0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
+    0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1,
+    0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
+]
+cdef int _MD5_ROTATIONS[64]
+_MD5_ROTATIONS[:] = [7, 12, 17, 22] * 4 + [5, 9, 14, 20] * 4 + [4, 11, 16, 23] * 4 + [6, 10, 15, 21] * 4
+
+
+cdef uint64_t _window_md5(uint64_t key) noexcept nogil:
+    """What the ``simhash`` package hashes a window to: the last 8 bytes of the md5 of its
+    UTF-8, as a big-endian number. ``key`` holds the window's four code points, 16 bits each,
+    the first highest; none is a surrogate (they are not letters), so the UTF-8 is at most 12
+    bytes and, padded with its length, one 64-byte block."""
+    cdef unsigned char block[64]
+    cdef uint32_t words[16]
+    cdef uint32_t ch, f, rotated
+    cdef uint32_t a = 0x67452301U, b = 0xEFCDAB89U, c = 0x98BADCFEU, d = 0x10325476U
+    cdef int n = 0, i, g, shift
+    memset(block, 0, sizeof(block))
+    for shift in range(48, -1, -16):
+        ch = (key >> shift) & 0xFFFF
+        if ch < 0x80:
+            block[n] = ch
+            n += 1
+        elif ch < 0x800:
+            block[n] = 0xC0 | (ch >> 6)
+            block[n + 1] = 0x80 | (ch & 0x3F)
+            n += 2
+        else:
+            block[n] = 0xE0 | (ch >> 12)
+            block[n + 1] = 0x80 | ((ch >> 6) & 0x3F)
+            block[n + 2] = 0x80 | (ch & 0x3F)
+            n += 3
+    block[n] = 0x80
+    block[56] = 8 * n  # the length in bits, little-endian: under 256
+    for i in range(16):
+        words[i] = (
+            block[4 * i]
+            | (<uint32_t>block[4 * i + 1] << 8)
+            | (<uint32_t>block[4 * i + 2] << 16)
+            | (<uint32_t>block[4 * i + 3] << 24)
+        )
+    for i in range(64):
+        if i < 16:
+            f = (b & c) | (~b & d)
+            g = i
+        elif i < 32:
+            f = (d & b) | (~d & c)
+            g = (5 * i + 1) & 15
+        elif i < 48:
+            f = b ^ c ^ d
+            g = (3 * i + 5) & 15
+        else:
+            f = c ^ (b | ~d)
+            g = (7 * i) & 15
+        f = f + a + _MD5_SINES[i] + words[g]
+        a = d
+        d = c
+        c = b
+        rotated = (f << _MD5_ROTATIONS[i]) | (f >> (32 - _MD5_ROTATIONS[i]))
+        b = b + rotated
+    # the digest is a, b, c, d little-endian; its last 8 bytes are c's then d's
+    c += 0x98BADCFEU
+    d += 0x10325476U
+    return (<uint64_t>_byte_swap(c) << 32) | _byte_swap(d)
+
+
 # No window key is 0 (a window holds four letters, none of them NUL): 0 marks a free slot.
 cdef enum:
     _FREE = 0
@@ -91,14 +209,9 @@ cdef size_t _KNOWN_MAX = 1 << 21
 _table_init(&_known, 1 << 16)
 
 
-cdef uint64_t _new_window_hash(uint64_t key, object md5_tail) except? 0:
-    """Hash a window not seen before (md5, as the ``simhash`` package) and remember it."""
-    window = PyBytes_FromStringAndSize(NULL, 8)
-    cdef unsigned char* raw = window
-    cdef int b
-    for b in range(8):
-        raw[b] = (key >> (8 * (7 - b))) & 0xFF
-    cdef uint64_t value = md5_tail(window.decode("utf-16-be"))
+cdef uint64_t _new_window_hash(uint64_t key) except? 0:
+    """Hash a window not seen before and remember it."""
+    cdef uint64_t value = _window_md5(key)
     if _known.used >= _KNOWN_MAX:  # start afresh, keeping the table's size
         memset(_known.entries, 0, (_known.mask + 1) * sizeof(_Entry))
         _known.used = 0
@@ -156,7 +269,6 @@ def fingerprints(
     const uint8_t[::1] is_alpha,
     const uint8_t[::1] is_digit,
     const uint8_t[::1] is_simhash_letter,
-    object md5_tail,
 ) -> tuple:
     """Exact and number-blind fingerprints of the texts whose lowercased concatenation is
     ``lowered`` (``lengths`` code points each), and the simhash of all of it; the simhash is
@@ -204,7 +316,7 @@ def fingerprints(
                         n_letters += 1
             exact.append(_digest(exact_buf, n_exact, _EXACT))
             patterns.append(_digest(letter_buf, n_letters, _NUMBER_BLIND) if digits else 0)
-        simhash = _simhash(windows, md5_tail) if bmp and run > 4 else None
+        simhash = _simhash(windows) if bmp and run > 4 else None
     finally:
         if _buf_size > _BUF_KEEP:
             _release_code_points()
@@ -219,7 +331,7 @@ cdef enum:
     _AHEAD = 16  # windows between a table line's fetch and its look-up
 
 
-cdef object _simhash(Py_ssize_t windows, object md5_tail):
+cdef object _simhash(Py_ssize_t windows):
     """Weighted bit majority of the page's window hashes (a bit is set when the windows that
     set it outweigh the rest), each window counted as often as it occurs. The set bits are
     counted eight positions to a word, a byte per position (bit 8k + j of a hash adds one to
@@ -244,7 +356,7 @@ cdef object _simhash(Py_ssize_t windows, object md5_tail):
         if _known.entries[slot].key == key:
             h = _known.entries[slot].value
         else:
-            h = _new_window_hash(key, md5_tail)
+            h = _new_window_hash(key)
         for b in range(8):
             lanes[b] += (h >> b) & 0x0101010101010101ULL
         pending += 1

@@ -5,14 +5,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from simhash import Simhash
 
+from scrapy_templates import fingerprint_numpy
+from scrapy_templates.compiled import compiled
 from scrapy_templates.fingerprint import (
-    _simhash_slow,
+    TextFingerprints,
     hamming,
     normalise,
-    numpy_fingerprints,
     simhash,
     text_fingerprints,
 )
+from scrapy_templates.fingerprint_numpy import numpy_fingerprints
 
 
 def test_fingerprint_ignores_case_space_and_punctuation_but_not_digits() -> None:
@@ -70,43 +72,6 @@ def test_normalise_keeps_letters_only() -> None:
     assert normalise("Page 3 of 10 — Next »") == "page3of10next"
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "",
-        "a",
-        "abc",
-        "abcd",
-        "Hello, World! 42",
-        "日本語のテキスト 中文",
-        "𝐀𝐁𝐂𝐃𝐄 mixed astral",
-        "x" * 40,
-    ],
-)
-def test_simhash_equals_simhash_package(text: str) -> None:
-    assert simhash(text) == Simhash(text).value
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.text(max_size=200))
-def test_simhash_equals_package_on_any_text(text: str) -> None:
-    try:
-        expected = Simhash(text).value
-    except OverflowError:  # the package overflows when a window repeats > 50 times
-        return
-    assert simhash(text) == expected
-
-
-def test_simhash_of_long_text_matches_exact_reference() -> None:
-    # The package raises OverflowError once a window repeats more than 50 times; the numpy
-    # path must still agree with the plain per-window reference that keeps exact weights.
-    text = " ".join(f"station {i} nation relation" for i in range(400))
-    with pytest.raises(OverflowError):
-        Simhash(text)
-    letters = "".join(ch for ch in text.lower() if ch.isalnum())
-    assert simhash(text) == _simhash_slow(letters)
-
-
 def test_near_duplicates_are_close_and_different_texts_far() -> None:
     base = " ".join(f"word{i} lorem ipsum dolor sit amet" for i in range(60))
     near = base.replace("word7", "word7x")
@@ -135,7 +100,32 @@ def test_compiled_fingerprints_equal_numpy_ones(texts: list[str]) -> None:
     compiled_ = text_fingerprints(texts)
     lowered = "".join(texts).lower()
     lengths = [len(t.lower()) for t in texts]
-    assert compiled_ == numpy_fingerprints(lowered, lengths)
+    assert compiled_ == TextFingerprints(*numpy_fingerprints(lowered, lengths))
+
+
+def test_the_compiled_tables_equal_the_numpy_paths() -> None:
+    # Built from the Unicode database in C and from regular expressions: one notion of a letter.
+    twin = compiled("_fingerprint")
+    assert twin is not None
+    alpha, digit, letter = twin.tables()
+    assert alpha == fingerprint_numpy._IS_ALPHA.tobytes()
+    assert digit == fingerprint_numpy._IS_DIGIT.tobytes()
+    assert letter == fingerprint_numpy._IS_SIMHASH_LETTER.tobytes()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "abcd efgh",  # one byte of UTF-8 each
+        "ßäöü éèêë ñçåø",  # two
+        "日本語のテキスト 中文 한국어",  # three
+        "aßc日 ßa日c 日日ßz",  # mixed within a window
+        "\u4e00\u9fcc\u9fcd\u3400 _x_y",  # the simhash package's letters that are no word ones
+    ],
+)
+def test_compiled_window_hashes_equal_the_package_for_every_utf8_length(text: str) -> None:
+    # Each word makes windows that no other test hashed, so their md5 is computed here.
+    assert text_fingerprints([text]).simhash == Simhash(text).value
 
 
 def test_compiled_simhash_on_a_long_page_equals_the_package() -> None:
@@ -156,7 +146,7 @@ def test_threads_hashing_at_once_get_each_their_own_values() -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     pages = [[f"page {i} " + " ".join(f"w{i}x{j}" for j in range(300))] for i in range(40)]
-    expected = [numpy_fingerprints(t[0].lower(), [len(t[0])]) for t in pages]
+    expected = [TextFingerprints(*numpy_fingerprints(t[0].lower(), [len(t[0])])) for t in pages]
     with ThreadPoolExecutor(8) as pool:
         for _ in range(5):
             assert list(pool.map(text_fingerprints, pages)) == expected
