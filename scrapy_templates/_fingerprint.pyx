@@ -88,18 +88,19 @@ cdef int _MD5_ROTATIONS[64]
 _MD5_ROTATIONS[:] = [7, 12, 17, 22] * 4 + [5, 9, 14, 20] * 4 + [4, 11, 16, 23] * 4 + [6, 10, 15, 21] * 4
 
 
-cdef uint64_t _window_md5(uint64_t key) noexcept nogil:
+cdef uint64_t _md5_tail(uint64_t key, int letters) noexcept nogil:
     """What the ``simhash`` package hashes a window to: the last 8 bytes of the md5 of its
-    UTF-8, as a big-endian number. ``key`` holds the window's four code points, 16 bits each,
-    the first highest; none is a surrogate (they are not letters), so the UTF-8 is at most 12
-    bytes and, padded with its length, one 64-byte block."""
+    UTF-8, as a big-endian number. ``key`` holds the window's code points (four, or the
+    fewer letters of a text too short for one window), 16 bits each, the last lowest; none is
+    a surrogate (they are not letters), so the UTF-8 is at most 12 bytes and, padded with its
+    length, one 64-byte block."""
     cdef unsigned char block[64]
     cdef uint32_t words[16]
     cdef uint32_t ch, f, rotated
     cdef uint32_t a = 0x67452301U, b = 0xEFCDAB89U, c = 0x98BADCFEU, d = 0x10325476U
     cdef int n = 0, i, g, shift
     memset(block, 0, sizeof(block))
-    for shift in range(48, -1, -16):
+    for shift in range(16 * (letters - 1), -1, -16):
         ch = (key >> shift) & 0xFFFF
         if ch < 0x80:
             block[n] = ch
@@ -211,7 +212,7 @@ _table_init(&_known, 1 << 16)
 
 cdef uint64_t _new_window_hash(uint64_t key) except? 0:
     """Hash a window not seen before and remember it."""
-    cdef uint64_t value = _window_md5(key)
+    cdef uint64_t value = _md5_tail(key, 4)
     if _known.used >= _KNOWN_MAX:  # start afresh, keeping the table's size
         memset(_known.entries, 0, (_known.mask + 1) * sizeof(_Entry))
         _known.used = 0
@@ -272,8 +273,8 @@ def fingerprints(
 ) -> tuple:
     """Exact and number-blind fingerprints of the texts whose lowercased concatenation is
     ``lowered`` (``lengths`` code points each), and the simhash of all of it; the simhash is
-    ``None`` when a character lies outside the Basic Multilingual Plane (the caller takes
-    the exact slow path)."""
+    ``None`` when a letter lies outside the Basic Multilingual Plane (the caller takes the
+    exact slow path; other characters there, emoji say, are no letters and are skipped)."""
     cdef Py_ssize_t total = len(lowered)
     _reserve_code_points(total)
     cdef uint32_t* exact_buf = _exact_buf
@@ -283,7 +284,7 @@ def fingerprints(
     cdef uint32_t ch
     cdef int kind = PyUnicode_KIND(lowered)
     cdef void* data = PyUnicode_DATA(lowered)
-    cdef bint digits, bmp = True
+    cdef bint digits, bmp_letters = True
     cdef uint64_t key = 0
     cdef Py_ssize_t run = 0, windows = 0
     exact = []
@@ -299,7 +300,10 @@ def fingerprints(
                 ch = PyUnicode_READ(kind, data, pos)
                 pos += 1
                 if ch >= 0x10000:
-                    bmp = False
+                    # a letter there is alphanumeric: the simhash letters beyond ``\w`` are
+                    # in the BMP
+                    if is_alpha[ch]:
+                        bmp_letters = False
                 elif is_simhash_letter[ch]:
                     key = (key << 16) | ch
                     run += 1
@@ -316,7 +320,12 @@ def fingerprints(
                         n_letters += 1
             exact.append(_digest(exact_buf, n_exact, _EXACT))
             patterns.append(_digest(letter_buf, n_letters, _NUMBER_BLIND) if digits else 0)
-        simhash = _simhash(windows) if bmp and run > 4 else None
+        if not bmp_letters:
+            simhash = None
+        elif run < 4:  # the package's one window is then the letters there are (maybe none)
+            simhash = _md5_tail(key, run)
+        else:
+            simhash = _simhash(windows)
     finally:
         if _buf_size > _BUF_KEEP:
             _release_code_points()

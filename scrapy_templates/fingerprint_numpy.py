@@ -1,6 +1,6 @@
 """The fingerprints of :mod:`scrapy_templates.fingerprint` with numpy: the path where the
-compiled module was not built, and the page simhash of texts outside the Basic Multilingual
-Plane (which that module leaves to the exact slow path here).
+compiled module was not built, and the page simhash of texts with letters beyond the Basic
+Multilingual Plane (which that module leaves to the exact slow path here).
 
 Same values as the compiled pass: the simhash is bit for bit ``simhash.Simhash(text).value``
 (64 bits, md5 of lowercased 4-character windows over the word characters), computed with a

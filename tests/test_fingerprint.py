@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -120,12 +123,31 @@ def test_the_compiled_tables_equal_the_numpy_paths() -> None:
         "ßäöü éèêë ñçåø",  # two
         "日本語のテキスト 中文 한국어",  # three
         "aßc日 ßa日c 日日ßz",  # mixed within a window
-        "\u4e00\u9fcc\u9fcd\u3400 _x_y",  # the simhash package's letters that are no word ones
+        "_x_y_z",  # "_" is a letter of the simhash package's, not of the fingerprints'
+        "",  # no window: the package hashes the letters there are, none here
+        "OK",
+        "abc",
+        "smile 😀 here",  # an emoji is no letter, whatever its plane
     ],
 )
 def test_compiled_window_hashes_equal_the_package_for_every_utf8_length(text: str) -> None:
     # Each word makes windows that no other test hashed, so their md5 is computed here.
     assert text_fingerprints([text]).simhash == Simhash(text).value
+
+
+def test_pages_without_letters_beyond_the_bmp_need_no_numpy() -> None:
+    # A parse worker starts without numpy: short pages and emoji must not load it mid-crawl.
+    script = (
+        "import sys\n"
+        "from scrapy_templates.fingerprint import text_fingerprints\n"
+        "for texts in ([], [''], ['OK'], ['smile 😀'], ['Home', 'A longer text']):\n"
+        "    text_fingerprints(texts)\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == ["False"]
 
 
 def test_compiled_simhash_on_a_long_page_equals_the_package() -> None:

@@ -335,7 +335,7 @@ async def test_a_pool_asked_to_start_by_many_at_once_starts_its_workers_once() -
 @pytest.mark.parametrize(
     ("work", "loaded", "left_out"),
     [
-        # with the compiled fingerprints, parsing needs no numpy (a third of a worker's start)
+        # with the compiled fingerprints, a worker starts without numpy (a third of its start)
         ("parse", ["scrapy_templates.page"], "scrapy_templates.urlnorm.jobs"),
         ("urls", ["numpy", "scrapy_templates.urlnorm.jobs"], "scrapy_templates.page"),
         # the marking releases held pages through the marker's coroutines
