@@ -49,7 +49,8 @@ def tables() -> tuple:
     """The fingerprints' character classes, a byte (0 or 1) per code point: what a pagelet
     fingerprint keeps (``[^\\W_]``, which is ``str.isalnum``), the digits among those
     (``str.isdigit``), and the ``simhash`` package's letters (``[\\w\\u4e00-\\u9fcc]``,
-    over the Basic Multilingual Plane: the rest goes to the exact slow path)."""
+    over the Basic Multilingual Plane: a letter beyond it sends the page's simhash to the exact
+    slow path)."""
     alpha = PyBytes_FromStringAndSize(NULL, _CODE_POINTS)
     digit = PyBytes_FromStringAndSize(NULL, _CODE_POINTS)
     letter = PyBytes_FromStringAndSize(NULL, _CODE_POINTS)

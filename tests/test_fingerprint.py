@@ -124,6 +124,7 @@ def test_the_compiled_tables_equal_the_numpy_paths() -> None:
         "日本語のテキスト 中文 한국어",  # three
         "aßc日 ßa日c 日日ßz",  # mixed within a window
         "_x_y_z",  # "_" is a letter of the simhash package's, not of the fingerprints'
+        "\u4e00\u9fcc\u9fcd\u3400",  # CJK ideographs at and past the package's own range
         "",  # no window: the package hashes the letters there are, none here
         "OK",
         "abc",
