@@ -65,6 +65,7 @@ from scrapy_templates.crawl.urlguards import (
     NOT_JUDGED,
     OPT_OUT,
     ORIGINAL_URL,
+    stands_for_links,
 )
 from scrapy_templates.crawl.urlrules import UrlRules
 from scrapy_templates.sites import host_site
@@ -292,7 +293,7 @@ class UrlRulesDownloaderMiddleware:
             ran = Check(request, asked, target, witness, rule)
             if self.rules.check_fetched(ran, response) == HELD:
                 self.rules.note_response(
-                    request.url, response.url, response.body, (), html, to_spider=False
+                    request.url, response.url, response.body, (), html, for_links=False
                 )
                 self.rules.release(request.url)
                 raise CheckHeld(f"the page of {witness}, as its URL rule said")
@@ -318,7 +319,7 @@ class UrlRulesDownloaderMiddleware:
             response.body,
             redirects,
             html,
-            to_spider=to_spider,
+            for_links=to_spider and stands_for_links(request),
             may_repeat=may_repeat,
         )
         await self.rules.flush()

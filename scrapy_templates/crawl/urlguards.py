@@ -175,8 +175,10 @@ class UrlGuards:
         self._enqueue_watched = True
 
     def _enqueued(self, request: Request) -> None:
-        """``request`` goes to the scheduler's queue (or its dupefilter drops it)."""
-        if request.meta.get(OPT_OUT) or not _plain_get(request):
+        """``request`` goes to the scheduler's queue (or its dupefilter drops it): its page
+        is requested, unless the request does not stand for the links to it
+        (:func:`stands_for_links`: a start request)."""
+        if request.meta.get(OPT_OUT) or not stands_for_links(request):
             return
         host = self.guard(request.url)
         if host is not None:
@@ -435,6 +437,19 @@ def _never_raising(note: Callable[[Request], None], request: Request) -> None:
 def _plain_get(request: Request) -> bool:
     """A GET without a body: the dupefilter knows such a request by its URL alone."""
     return request.method == "GET" and not request.body
+
+
+def stands_for_links(request: Request) -> bool:
+    """Whether a download of ``request`` makes its page downloaded for the URL rules, so
+    that they drop later links to it: a plain GET the spider sent through the dupefilter, or
+    one the rules sent in its stead (a check, a deferral, a request sent again, a
+    fall-back). Not a request the spider sent past the dupefilter (``dont_filter``: its
+    start requests) or opted out of the rules, nor a POST: such a request may carry another
+    callback than the links, and a ``CrawlSpider`` makes no item of its start response
+    (``parse_start_url``) — its rule's callback makes the start page's item from a link."""
+    if any(request.meta.get(key) for key in (CHECK, DEFERRED, RESENT, FALLBACK)):
+        return True
+    return _plain_get(request) and not request.dont_filter and not request.meta.get(OPT_OUT)
 
 
 def _check_request(check: Check[Request]) -> Request:

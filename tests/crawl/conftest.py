@@ -48,10 +48,12 @@ def run_crawl(
     urls: list[str] | None = None,
     items_under: str = "",
     offsite_from: str = "",
+    crawl_spider: bool = False,
     **settings: Any,
 ) -> CrawlResult:
     """Run a real crawl in a subprocess and load what it exported (``items_under``: items
-    of the pages under that path only; ``offsite_from``: see ``crawl_runner.py``)."""
+    of the pages under that path only; ``offsite_from``, ``crawl_spider``: see
+    ``crawl_runner.py``)."""
     cmd = [sys.executable, str(RUNNER), str(out_dir)]
     if start:
         cmd += ["--start", start]
@@ -59,6 +61,8 @@ def run_crawl(
         cmd += ["--items-under", items_under]
     if offsite_from:
         cmd += ["--offsite-from", offsite_from]
+    if crawl_spider:
+        cmd += ["--crawl-spider"]
     if urls is not None:
         url_file = out_dir.with_suffix(".urls")
         url_file.write_text("\n".join(urls))

@@ -1,14 +1,15 @@
 """Runs one real Scrapy crawl in its own process (a Twisted reactor starts once per process).
 
     python tests/crawl/crawl_runner.py OUT_DIR (--start URL | --urls FILE | --redis-key NAME)
-        [--items-under PATH] [--offsite-from PATH] [--set NAME=JSON ...]
+        [--items-under PATH] [--offsite-from PATH] [--crawl-spider] [--set NAME=JSON ...]
 
 With ``--redis-key`` the spider is a scrapy-redis ``RedisSpider`` named NAME: it reads its start
 URLs from Redis and follows links through the shared scheduler (pass the scrapy-redis settings
 with ``--set``). ``--items-under`` makes items of the pages under PATH only (links are
 followed on every page). With ``--offsite-from`` the spider's ``allowed_domains`` is the start
 URL's host and links to other hosts are followed too, so Scrapy's offsite filter turns them
-away, save those found on pages under PATH, which carry ``allow_offsite``. Writes
+away, save those found on pages under PATH, which carry ``allow_offsite``. With
+``--crawl-spider`` the spider is a ``CrawlSpider`` (:class:`RulesSpider`). Writes
 OUT_DIR/items.jsonl and OUT_DIR/stats.json.
 """
 
@@ -28,6 +29,7 @@ import scrapy
 from scrapy.crawler import CrawlerProcess
 from scrapy.http import HtmlResponse, Response
 from scrapy.linkextractors import LinkExtractor
+from scrapy.spiders import CrawlSpider, Rule
 
 
 class RunnerSpider(scrapy.Spider):
@@ -67,6 +69,24 @@ class RunnerSpider(scrapy.Spider):
                     yield response.follow(link.url, callback=self.parse, meta=meta)
 
 
+class RulesSpider(CrawlSpider):
+    """A ``CrawlSpider`` as its documentation shows one: every same-host link followed, an
+    item made by the rule's callback — so not of the start response, which goes to
+    ``parse_start_url``."""
+
+    name = "rules"
+    rules = (Rule(LinkExtractor(), callback="parse_item", follow=True),)
+
+    def __init__(self, start: str = "", **kwargs: Any) -> None:
+        self.start_urls = [start]
+        self.allowed_domains = [urlsplit(start).hostname or ""]
+        super().__init__(**kwargs)
+
+    def parse_item(self, response: Response) -> Iterator[Any]:
+        if isinstance(response, HtmlResponse):
+            yield {"url": response.url, "html": response.text}
+
+
 def _redis_spider(name: str) -> type[scrapy.Spider]:
     """A RedisSpider that follows same-host links like :class:`RunnerSpider`."""
     from scrapy_redis.spiders import RedisSpider
@@ -93,6 +113,7 @@ def main() -> None:
     parser.add_argument("--redis-key", default="")
     parser.add_argument("--items-under", default="")
     parser.add_argument("--offsite-from", default="")
+    parser.add_argument("--crawl-spider", action="store_true")
     parser.add_argument("--set", action="append", default=[])
     args = parser.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -112,6 +133,9 @@ def main() -> None:
     if args.redis_key:
         crawler = process.create_crawler(_redis_spider(args.redis_key))
         process.crawl(crawler)
+    elif args.crawl_spider:
+        crawler = process.create_crawler(RulesSpider)
+        process.crawl(crawler, start=args.start)
     else:
         crawler = process.create_crawler(RunnerSpider)
         process.crawl(

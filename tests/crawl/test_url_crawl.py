@@ -285,6 +285,44 @@ def _chain_page(path: str) -> tuple[int, str]:
     return 200, _page(route, _CHAIN.get(route, []))
 
 
+_START = {"/target": ["/a"], "/a": ["/target?sid=x1", "/b"], "/b": ["/target?sid=x2"]}
+
+
+def _start_page(path: str) -> tuple[int, str]:
+    route = path.split("?")[0]
+    return (200, _page(route, _START[route])) if route in _START else _NOT_FOUND
+
+
+def test_a_start_page_is_no_reason_to_drop_a_link_to_it(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A ``CrawlSpider`` makes no item of its start response (``parse_start_url``): its
+    rule's callback makes the start page's item from a link to it, which plain Scrapy
+    downloads as a second request. So a start request's download does not make its page
+    downloaded for the URL rules: the first link that a rule takes for it fetches it again
+    (rewritten), and only later ones are dropped."""
+    from demo.site import DemoSite
+
+    out = tmp_path_factory.mktemp("start")
+    with DemoSite(render_page=_start_page) as site:
+        start = site.url + "target"
+        common = {"CONCURRENT_REQUESTS": 1}
+        plain = run_crawl(out / "plain", start=start, ADDONS={}, crawl_spider=True, **common)
+        _target_rules(site.url, out / "rules.json")
+        result = run_crawl(
+            out / "rules",
+            start=start,
+            crawl_spider=True,
+            TEMPLATES_URL_RULES_FILE=str(out / "rules.json"),
+            TEMPLATES_URL_MIN_SAMPLES=10_000,
+            **common,
+        )
+    assert sorted(_paths(plain)) == ["/a", "/b", "/target?sid=x1", "/target?sid=x2"]
+    assert sorted(_paths(result)) == ["/a", "/b", "/target"]
+    assert result.stats["templates/urls/rewritten"] == 1
+    assert result.stats["templates/urls/dropped"] == 1
+
+
 def test_a_request_another_middleware_drops_does_not_keep_its_page_out(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:

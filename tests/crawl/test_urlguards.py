@@ -201,7 +201,9 @@ def test_a_page_is_requested_once_the_scheduler_is_handed_its_request(drop_repea
     """Another ``request_scheduled`` handler may veto a request (the offsite filter): the
     engine then never hands it to the scheduler, and its page is not requested, so a rewrite
     to its URL is not dropped as on its way. What the scheduler is handed is requested, a
-    repeat its dupefilter drops and a ``dont_filter`` request included."""
+    repeat its dupefilter drops and a request the rules deferred included; a request the
+    spider sent past the dupefilter (a start request) is not, as it may carry another
+    callback than the links to its page."""
     guards, scheduler = _watched(TEMPLATES_URL_DROP_REPEATS=drop_repeats)
     host = guards.host(SITE)
     host.install(_ruleset(), resend=False)
@@ -215,6 +217,8 @@ def test_a_page_is_requested_once_the_scheduler_is_handed_its_request(drop_repea
     assert guards.decide(Request(SID_URL.replace("abc", "x3")), queued=False).action == DROP
     other, again = canonical.replace("17", "18"), canonical.replace("17", "19")
     scheduler.enqueue_request(Request(other, dont_filter=True))
+    assert not host.is_pending(url_key(other))
+    scheduler.enqueue_request(Request(other, dont_filter=True, meta={DEFERRED: True}))
     assert host.is_pending(url_key(other))
     scheduler.df.request_seen(Request(again))
     assert not scheduler.enqueue_request(Request(again))  # a repeat, dropped
