@@ -198,6 +198,32 @@ async def test_an_error_page_is_no_sample() -> None:
     assert sample.page_hash == page_hash(page, 5_000_000)
 
 
+@pytest.mark.parametrize("start", [False, True])
+async def test_a_page_a_retry_downloaded_stands_for_its_links(start: bool) -> None:
+    """Scrapy's retry of a link is a copy sent past the dupefilter (``dont_filter``): its
+    page is downloaded for the rules as the link's would be, and a rule learned afterwards
+    drops a link to another URL of it. A start request, sent past the dupefilter from the
+    first, makes its page downloaded for no link: a ``CrawlSpider`` makes no item of it."""
+    crawler = _crawler()
+    rules = runtime(crawler).urls
+    downloader = UrlRulesDownloaderMiddleware.from_crawler(crawler)
+    spider_side = UrlRulesSpiderMiddleware.from_crawler(crawler)
+    request = Request(SID_URL, dont_filter=start)
+    rules.guards.scheduled(request)  # the scheduler is handed it
+    retry = request.copy()  # after a 503, as RetryMiddleware makes it
+    retry.dont_filter = True
+    body = b"<html><body>" + b"The display of archive 17, in words of its own. " * 4 + b"</body>"
+    response = HtmlResponse(SID_URL, body=body + b"</html>", request=retry)
+    assert await downloader.process_response(retry, response) is response
+    rules.guards.install(_ruleset(), source="test")
+    other = spider_side.get_processed_request(Request(SID_URL.replace("abc", "x9")), None)
+    if start:
+        assert other is not None and other.url == rules.guards.canonical(SID_URL)
+    else:
+        assert other is None
+        assert crawler.stats.get_value("templates/urls/dropped/fetched") == 1
+
+
 async def test_a_drop_in_the_downloader_is_no_download_error() -> None:
     """Scrapy's ``DownloaderStats`` counts every exception a downloader middleware raises; a
     request dropped as a duplicate is counted as a drop, not as a failed download."""
