@@ -293,7 +293,7 @@ class UrlRulesDownloaderMiddleware:
             ran = Check(request, asked, target, witness, rule)
             if self.rules.check_fetched(ran, response) == HELD:
                 self.rules.note_response(
-                    request.url, response.url, response.body, (), html, for_links=False
+                    request.url, response.url, response.body, (), html, to_spider=False
                 )
                 self.rules.release(request.url)
                 raise CheckHeld(f"the page of {witness}, as its URL rule said")
@@ -319,7 +319,8 @@ class UrlRulesDownloaderMiddleware:
             response.body,
             redirects,
             html,
-            for_links=to_spider and stands_for_links(request),
+            to_spider=to_spider,
+            for_links=stands_for_links(request),
             may_repeat=may_repeat,
         )
         await self.rules.flush()

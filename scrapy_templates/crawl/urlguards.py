@@ -37,7 +37,7 @@ DEFERRED = "templates_deferred"
 RESENT = "templates_resent"
 # on the request for the URL the spider asked for, when the URL a rule rewrote it to failed
 FALLBACK = "templates_fallback"
-# on a request the scheduler was handed that stands for the links to its page (see
+# on a request the scheduler was handed that stands for the links to its page, its URL (see
 # stands_for_links); a retry, which Scrapy sends past the dupefilter, carries it over
 LINKED = "templates_linked"
 # Scrapy's meta key for a request fingerprinted by its URL as it is, fragment and all
@@ -183,7 +183,7 @@ class UrlGuards:
         (:func:`stands_for_links`: a start request)."""
         if request.meta.get(OPT_OUT) or not stands_for_links(request):
             return
-        request.meta[LINKED] = True
+        request.meta[LINKED] = request.url
         host = self.guard(request.url)
         if host is not None:
             host.note_requested(request.url)
@@ -446,15 +446,19 @@ def _plain_get(request: Request) -> bool:
 def stands_for_links(request: Request) -> bool:
     """Whether a download of ``request`` makes its page downloaded for the URL rules, so
     that they drop later links to it: a plain GET the spider sent through the dupefilter (or
-    its retry, which Scrapy sends past it: :data:`LINKED` stays on the copy), or one the
-    rules sent in its stead (a check, a deferral, a request sent again, a fall-back). Not a
-    request the spider sent past the dupefilter (``dont_filter``: its start requests) or
-    opted out of the rules, nor a POST: such a request may carry another callback than the
-    links, and a ``CrawlSpider`` makes no item of its start response (``parse_start_url``)
-    — its rule's callback makes the start page's item from a link."""
-    if any(request.meta.get(key) for key in (LINKED, CHECK, DEFERRED, RESENT, FALLBACK)):
+    its retry, which Scrapy sends past it: the :data:`LINKED` mark, naming the URL, stays on
+    the copy), or one the rules sent in its stead (a check, a deferral, a request sent again,
+    a fall-back). Not a request the spider sent past the dupefilter (``dont_filter``: its
+    start requests) or opted out of the rules, nor a POST, whatever it was made from: such
+    a request may carry another callback than the links, and a ``CrawlSpider`` makes no item
+    of its start response (``parse_start_url``) — its rule's callback makes the start page's
+    item from a link."""
+    meta = request.meta
+    if any(meta.get(key) for key in (CHECK, DEFERRED, RESENT, FALLBACK)):
         return True
-    return _plain_get(request) and not request.dont_filter and not request.meta.get(OPT_OUT)
+    if not _plain_get(request) or meta.get(OPT_OUT):
+        return False
+    return not request.dont_filter or meta.get(LINKED) == request.url
 
 
 def _check_request(check: Check[Request]) -> Request:

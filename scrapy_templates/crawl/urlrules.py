@@ -169,6 +169,7 @@ class UrlRules:
         redirects: tuple[str, ...],
         html: bool,
         *,
+        to_spider: bool = True,
         for_links: bool = True,
         may_repeat: bool = False,
     ) -> str | None:
@@ -176,10 +177,12 @@ class UrlRules:
         sample with what the download alone tells — the hash of its text, the ``rel=canonical`` of
         the head and the redirects that led here — so that this evidence reaches the learner
         at once, not after the page has waited its turn in the spider and the pipeline.
-        A download that does not stand for the links to its page (``for_links`` false: a
-        check the downloader ended, a start request, see
-        :func:`~scrapy_templates.crawl.urlguards.stands_for_links`) is evidence but does not
-        make its page "downloaded": dropping a request for that page would lose its item.
+        A download the spider never sees (``to_spider`` false: a check the downloader
+        ended), or that does not stand for the links to its page (``for_links`` false: a
+        start request, see :func:`~scrapy_templates.crawl.urlguards.stands_for_links`), is
+        evidence but does not make its page "downloaded": dropping a request for that page
+        would lose its item. One the spider sees is a page for the sampling all the same
+        (its text repeated under another URL is a duplicate the rules missed).
 
         Returns, when ``may_repeat``, the URL of the page this download repeats: the rules
         in force take it for a page downloaded before and its text is that page's (a request
@@ -189,9 +192,10 @@ class UrlRules:
         site = host_site(final_url)
         host = self.guards.host(site)
         digest = page_hash(body, self.max_bytes) if html and self.enabled else None
-        repeated = host.repeated_page(final_url, digest) if for_links and may_repeat else None
-        page = for_links and repeated is None
-        host.note_download({url, final_url}, len(body), page=page, page_hash=digest)
+        repeated = host.repeated_page(final_url, digest) if to_spider and may_repeat else None
+        page = to_spider and repeated is None
+        downloaded = page and for_links
+        host.note_download({url, final_url}, len(body), page=downloaded, page_hash=digest)
         self.sampling.touch(site)
         if not (html and self.enabled):
             return repeated

@@ -364,9 +364,10 @@ class HostGuard(Generic[T]):
         self, urls: Iterable[str], size: int, *, page: bool, page_hash: str | None = None
     ) -> None:
         """A response of ``size`` bytes for ``urls`` (the requested and the final URL) whose
-        text hashes to ``page_hash``; ``page``: it reaches the spider, so its page counts as
-        downloaded (a download the spider never sees is no reason to drop a request for that
-        page)."""
+        text hashes to ``page_hash``; ``page``: its page counts as downloaded — it reaches the
+        spider and stands for the links to it (a download the spider never sees, or one of a
+        start request a ``CrawlSpider`` makes no item of, is no reason to drop a request for
+        that page)."""
         self.responses += 1
         self.bytes += size
         if page:

@@ -77,7 +77,7 @@ class RulesSpider(CrawlSpider):
     name = "rules"
     rules = (Rule(LinkExtractor(), callback="parse_item", follow=True),)
 
-    def __init__(self, start: str = "", **kwargs: Any) -> None:
+    def __init__(self, start: str, **kwargs: Any) -> None:
         self.start_urls = [start]
         self.allowed_domains = [urlsplit(start).hostname or ""]
         super().__init__(**kwargs)

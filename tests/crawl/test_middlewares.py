@@ -209,7 +209,7 @@ async def test_a_page_a_retry_downloaded_stands_for_its_links(start: bool) -> No
     downloader = UrlRulesDownloaderMiddleware.from_crawler(crawler)
     spider_side = UrlRulesSpiderMiddleware.from_crawler(crawler)
     request = Request(SID_URL, dont_filter=start)
-    rules.guards.scheduled(request)  # the scheduler is handed it
+    rules.guards.scheduled(request)  # it reaches the scheduler
     retry = request.copy()  # after a 503, as RetryMiddleware makes it
     retry.dont_filter = True
     body = b"<html><body>" + b"The display of archive 17, in words of its own. " * 4 + b"</body>"

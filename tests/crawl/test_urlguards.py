@@ -11,7 +11,13 @@ from scrapy import Request, signals
 from scrapy.dupefilters import RFPDupeFilter
 from scrapy.utils.spider import DefaultSpider
 
-from scrapy_templates.crawl.urlguards import DEFERRED, OPT_OUT, RESENT, UrlGuards
+from scrapy_templates.crawl.urlguards import (
+    DEFERRED,
+    OPT_OUT,
+    RESENT,
+    UrlGuards,
+    stands_for_links,
+)
 from scrapy_templates.urlnorm.checks import RuleChecks
 from scrapy_templates.urlnorm.guard import DROP, KEEP, url_key
 from scrapy_templates.urlnorm.rules import Op, RuleSet
@@ -223,6 +229,24 @@ def test_a_page_is_requested_once_the_scheduler_is_handed_its_request(drop_repea
     scheduler.df.request_seen(Request(again))
     assert not scheduler.enqueue_request(Request(again))  # a repeat, dropped
     assert host.is_pending(url_key(again))
+
+
+def test_only_a_retry_of_a_link_keeps_standing_for_it() -> None:
+    """The scheduler's request of a link is marked; Scrapy's retry, a copy sent past the
+    dupefilter, stands for the link too. A request made from the link's copy for another URL,
+    as a POST or opted out of the rules does not, nor does a start request or its retry."""
+    _, scheduler = _watched()
+    link = Request(f"http://{SITE}/page?id=7")
+    scheduler.enqueue_request(link)
+    retry = link.copy()
+    retry.dont_filter = True
+    assert stands_for_links(link) and stands_for_links(retry)
+    assert not stands_for_links(link.replace(url=f"http://{SITE}/page?id=8", dont_filter=True))
+    assert not stands_for_links(link.replace(method="POST", body=b"q=1"))
+    assert not stands_for_links(link.replace(meta={**link.meta, OPT_OUT: True}))
+    start = Request(f"http://{SITE}/", dont_filter=True)
+    scheduler.enqueue_request(start)
+    assert not stands_for_links(start) and not stands_for_links(start.copy())
 
 
 def test_an_error_in_noting_a_request_does_not_lose_it(caplog: pytest.LogCaptureFixture) -> None:
